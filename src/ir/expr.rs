@@ -1,0 +1,101 @@
+//! Expressions: in process code, in SQL (columns), and in properties.
+
+use super::{Pid, Span, Sym, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Lit(Value),
+    /// A process local (`$stock`), by index into [`super::Program::locals`].
+    Local(u16),
+    /// A ghost counter, by index into [`super::Model::ghosts`].
+    Ghost(u16),
+    /// `$me`: the acting process's id.
+    Me,
+    /// A column of the row under evaluation (SQL only), by column index.
+    Column(u16),
+    /// `table[pk].column`: the newest committed value of a cell (properties only).
+    Cell { table: u16, pk: Value, column: u16 },
+    /// `redis(key)`: the key's value, `nil` when absent (properties only).
+    Key(Sym),
+    /// `count(group, status)`: how many processes of the group have the status (properties only).
+    Count { group: u16, status: StatusKind },
+    /// `holder(mutex)` is not modelled; properties read the status of one process instead:
+    /// `status(buyer[1]) = done` is lowered to this.
+    Status { pid: Pid, status: StatusKind },
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+/// Process status as properties see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatusKind {
+    /// Able to take its next step (or busy working/sleeping).
+    Running,
+    /// Blocked on a lock, a row or an `await`.
+    Waiting,
+    /// Finished its program.
+    Done,
+    /// Stopped by a crash fault.
+    Crashed,
+}
+
+impl StatusKind {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            StatusKind::Running => "running",
+            StatusKind::Waiting => "waiting",
+            StatusKind::Done => "done",
+            StatusKind::Crashed => "crashed",
+        }
+    }
+}
+
+impl BinOp {
+    #[must_use]
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Eq => "=",
+            BinOp::Ne => "<>",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+        }
+    }
+}
+
+/// Where an expression came from, for diagnostics raised while lowering it.
+#[derive(Clone, Copy, Debug)]
+pub struct Spanned<T> {
+    pub node: T,
+    pub span: Span,
+}

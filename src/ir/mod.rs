@@ -1,0 +1,237 @@
+//! The intermediate representation every front end lowers to and every engine reads.
+//!
+//! A [`Model`] is fully resolved: names are indices, durations are ticks, processes are
+//! expanded from their groups. Nothing here refers to source text except through [`Span`]s.
+
+mod expr;
+mod op;
+
+pub use expr::{BinOp, Expr, StatusKind, UnOp};
+pub use op::{LockMode, Op, OpKind, RedisCmd, SqlStmt};
+
+pub use crate::world::value::{Pid, Sym, Value};
+
+/// A byte range in the model's source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    #[must_use]
+    pub fn new(start: usize, end: usize) -> Self {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+}
+
+/// A whole scenario: resources, processes, faults and properties.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    /// `model "…"`: the title.
+    pub name: String,
+    /// `about "…"`: the lesson the model teaches.
+    pub about: String,
+    /// The file name (or `<string>`) the model came from, for messages.
+    pub origin: String,
+    /// The source text, so a trace can quote the line a step came from.
+    pub source: String,
+    pub db: Option<Db>,
+    /// Ghost counters, in declaration order; their initial values.
+    pub ghosts: Vec<Ghost>,
+    /// Names of in-process mutexes; every instance has its own copy of each.
+    pub mutexes: Vec<String>,
+    /// Service instances (process placement); index = instance id.
+    pub instances: Vec<String>,
+    /// Process groups as declared (`process buyer[2] { … }`).
+    pub groups: Vec<Group>,
+    /// Concrete processes, grouped in declaration order; index = [`Pid`].
+    pub processes: Vec<Process>,
+    pub faults: Vec<Fault>,
+    pub properties: Vec<Property>,
+    pub expect: Expect,
+    pub expect_span: Span,
+    pub timing: Timing,
+    /// Milliseconds in one tick: the greatest common divisor of every duration in the model.
+    pub tick_ms: u64,
+    /// Interned strings (Redis keys, string literals, return outcomes); index = [`Sym`].
+    pub symbols: Vec<String>,
+}
+
+/// The database: one flavour, its default isolation level, its tables.
+#[derive(Clone, Debug)]
+pub struct Db {
+    pub flavour: Flavour,
+    pub isolation: Isolation,
+    pub tables: Vec<Table>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Flavour {
+    Postgres,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Isolation {
+    ReadCommitted,
+}
+
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<Column>,
+    /// Index of the primary-key column.
+    pub pk: usize,
+    /// Initial rows, sorted by primary key; each has one value per column.
+    pub rows: Vec<Vec<Value>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    Int,
+    Text,
+}
+
+#[derive(Clone, Debug)]
+pub struct Ghost {
+    pub name: String,
+    pub init: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: String,
+    pub count: usize,
+    /// The program every process of the group runs.
+    pub program: Program,
+    /// Pid of the group's first process; the others follow.
+    pub first: Pid,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub group: usize,
+    /// Index within the group: `buyer[1]` has index 1.
+    pub index: usize,
+    pub instance: usize,
+}
+
+/// A process body, flattened: structured control flow is lowered to jumps.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub ops: Vec<Op>,
+    /// Names of the locals (`$stock`), index = local id. `$me` is not a local.
+    pub locals: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// The group whose processes may suffer it.
+    pub group: usize,
+    /// How many times, over a whole run, the environment may inject it.
+    pub budget: u8,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// The process's instance dies: every process on it stops for good, database connections
+    /// close (transactions abort, row locks go), Redis keys stay until their TTL.
+    Crash,
+}
+
+#[derive(Clone, Debug)]
+pub struct Property {
+    pub name: String,
+    pub kind: PropertyKind,
+    pub expr: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropertyKind {
+    /// Must hold in every reachable state.
+    Invariant,
+    /// Must hold in every final state (every process done or crashed).
+    Final,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Expect {
+    #[default]
+    Holds,
+    Violated(String),
+    Deadlock,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// A ready step always happens before time advances.
+    #[default]
+    Bounded,
+}
+
+impl Model {
+    /// The display name of a process: `buyer[0]`, or `buyer` for a group of one.
+    #[must_use]
+    pub fn process_name(&self, pid: Pid) -> String {
+        let p = &self.processes[pid.index()];
+        let g = &self.groups[p.group];
+        if g.count == 1 {
+            g.name.clone()
+        } else {
+            format!("{}[{}]", g.name, p.index)
+        }
+    }
+
+    /// The program a process runs.
+    #[must_use]
+    pub fn program(&self, pid: Pid) -> &Program {
+        &self.groups[self.processes[pid.index()].group].program
+    }
+
+    #[must_use]
+    pub fn symbol(&self, s: Sym) -> &str {
+        &self.symbols[s.0 as usize]
+    }
+
+    /// Renders a value as a person reads it: `nil`, `42`, `'paid'`, `buyer[1]`.
+    #[must_use]
+    pub fn show(&self, v: &Value) -> String {
+        match v {
+            Value::Nil => "nil".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Str(s) => format!("'{}'", self.symbol(*s)),
+            Value::Pid(p) => self.process_name(*p),
+        }
+    }
+
+    /// 1-based line of a span's start, for trace and messages.
+    #[must_use]
+    pub fn line_of(&self, span: Span) -> usize {
+        let end = (span.start as usize).min(self.source.len());
+        self.source.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    /// Converts milliseconds to ticks (exact by construction of `tick_ms`).
+    #[must_use]
+    pub fn ticks(&self, ms: u64) -> u32 {
+        (ms / self.tick_ms.max(1)) as u32
+    }
+}

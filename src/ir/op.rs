@@ -1,0 +1,102 @@
+//! Operations of a process program: local code, delays and visible operations.
+
+use super::{Expr, Span, Sym};
+
+/// One instruction with the source it came from.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub kind: OpKind,
+    pub span: Span,
+}
+
+/// Instructions. Jump targets are indices into the same op list (for `Atomic`, into its body).
+#[derive(Clone, Debug)]
+pub enum OpKind {
+    // --- local: no shared state; folded into the step of the neighbouring visible operation.
+    /// `$x = expr`
+    Assign { local: u16, expr: Expr },
+    /// `sold += 1` / `sold = expr` (the parser lowers `+=` and `-=` to `Ghost(g) ± e`).
+    SetGhost { ghost: u16, expr: Expr },
+    Jump(u32),
+    JumpUnless { cond: Expr, target: u32 },
+    /// `return` / `return "label"` / falling off the end: the process is done.
+    Return { outcome: Option<Sym> },
+    // --- delays: start a timed busy period; the step ends after them.
+    /// `work 100ms`: computation inside the critical section.
+    Work { ticks: u32 },
+    /// `sleep 50ms`: waiting on purpose (backoff).
+    Sleep { ticks: u32 },
+    // --- visible: at most one per step.
+    Sql { stmt: SqlStmt, into: Vec<u16> },
+    Redis { cmd: RedisCmd, into: Option<u16> },
+    /// `await CMD`: retry the Redis command until its reply is truthy (not nil, 0 or false);
+    /// the process waits in between without spending steps.
+    AwaitRedis { cmd: RedisCmd, into: Option<u16> },
+    /// `atomic { … }`: Redis commands and local code run as one step (a Lua script). The body
+    /// holds no visible operation other than `Redis` and no delay.
+    Atomic { body: Vec<Op> },
+    /// `lock m` on the process's own instance's mutex `m`.
+    Lock { mutex: u16 },
+    /// `unlock m`.
+    Unlock { mutex: u16 },
+}
+
+/// A SQL statement, resolved against the schema. `text` is the statement as written.
+#[derive(Clone, Debug)]
+pub enum SqlStmt {
+    Begin,
+    Commit,
+    Rollback,
+    Select {
+        table: u16,
+        columns: Vec<u16>,
+        filter: Option<Expr>,
+        lock: Option<LockMode>,
+        text: String,
+    },
+    Update {
+        table: u16,
+        /// `SET col = expr`, in written order; expressions see the row before the update.
+        sets: Vec<(u16, Expr)>,
+        filter: Option<Expr>,
+        text: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LockMode {
+    /// `FOR UPDATE`
+    Update,
+}
+
+/// A Redis command. Keys are fixed names; values are expressions.
+#[derive(Clone, Debug)]
+pub enum RedisCmd {
+    /// `SET key value [NX] [PX ms]`; `px` is already in ticks. Reply `'OK'` or nil.
+    Set {
+        key: Sym,
+        value: Expr,
+        nx: bool,
+        px: Option<u32>,
+    },
+    /// `GET key`: the value or nil.
+    Get { key: Sym },
+    /// `DEL key`: 1 if a key was removed, else 0.
+    Del { key: Sym },
+}
+
+impl OpKind {
+    /// True for operations that touch shared state (at most one per step).
+    #[must_use]
+    pub fn is_visible(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Sql { .. }
+                | OpKind::Redis { .. }
+                | OpKind::AwaitRedis { .. }
+                | OpKind::Atomic { .. }
+                | OpKind::Lock { .. }
+                | OpKind::Unlock { .. }
+        )
+    }
+}

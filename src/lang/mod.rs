@@ -1,0 +1,1 @@
+//! The `.model` front end: text in, a resolved [`crate::ir::Model`] or diagnostics out.

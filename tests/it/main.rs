@@ -1,0 +1,3 @@
+//! The one integration-test crate: every model's expectation, engine guarantees, diagnostics.
+
+mod lang;

@@ -1,1 +1,295 @@
-fn main() {}
+//! The `interlock` command line: the only place that touches files, terminals and exit codes.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use interlock::{Error, Model, Options, Verdict};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "interlock",
+    version,
+    about = "Explore every interleaving of a concurrency scenario: prove its invariants or print the shortest counterexample."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check model files (or every `.model` file under a folder) against their expectations.
+    Check {
+        /// Files or folders; default `models`.
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Print only the summary table.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Stop (verdict: incomplete) after this many distinct states.
+        #[arg(long)]
+        max_states: Option<usize>,
+        /// Do not explore past this many steps (verdict: incomplete if there was more).
+        #[arg(long)]
+        max_depth: Option<usize>,
+    },
+    /// Time the search of each model: median of several runs, states per second.
+    Bench {
+        /// Files or folders; default `models`.
+        paths: Vec<PathBuf>,
+        /// Runs per model; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
+    /// List models: file, expectation and title.
+    List {
+        /// Files or folders; default `models`.
+        paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check {
+            paths,
+            format,
+            quiet,
+            max_states,
+            max_depth,
+        } => {
+            let opts = Options {
+                max_states,
+                max_depth,
+            };
+            check(&paths, format, quiet, opts)
+        }
+        Command::List { paths } => list(&paths),
+        Command::Bench { paths, repeat } => bench(&paths, repeat.max(1)),
+    }
+}
+
+/// Every `.model` file named, or under a named folder, in sorted order.
+fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let defaults = [PathBuf::from("models")];
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            collect(p, &mut out).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?;
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(format!(
+                "error: no such file or folder: {}\n  hint: give a .model file or a folder of them",
+                p.display()
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "model") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn check(paths: &[PathBuf], format: Format, quiet: bool, opts: Options) -> ExitCode {
+    let files = match model_files(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut rows: Vec<(String, Result<Verdict, ()>)> = Vec::new();
+    for f in &files {
+        let shown = f.display().to_string();
+        match Model::from_file(f) {
+            Ok(m) => {
+                let v = m.check_with(opts);
+                if format == Format::Text
+                    && !quiet
+                    && (files.len() == 1 || v.trace.is_some() || !v.met())
+                {
+                    println!("{shown}: {}\n{}", v.model.name, v.render());
+                }
+                rows.push((shown, Ok(v)));
+            }
+            Err(e) => {
+                eprint!("{e}");
+                if matches!(e, Error::Io { .. }) {
+                    eprintln!();
+                }
+                rows.push((shown, Err(())));
+            }
+        }
+    }
+    match format {
+        Format::Text if files.len() > 1 || quiet => print!("{}", table(&rows)),
+        Format::Text => {}
+        Format::Json => println!("{}", json(&rows)),
+    }
+    exit_code(&rows)
+}
+
+fn exit_code(rows: &[(String, Result<Verdict, ()>)]) -> ExitCode {
+    if rows.iter().any(|(_, r)| r.is_err()) {
+        ExitCode::from(2)
+    } else if rows.iter().all(|(_, r)| r.as_ref().is_ok_and(Verdict::met)) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
+    let w = rows
+        .iter()
+        .map(|(f, _)| f.len())
+        .max()
+        .unwrap_or(5)
+        .clamp(5, 48);
+    let vw = rows
+        .iter()
+        .map(|(_, r)| r.as_ref().map_or(13, |v| v.summary().len()))
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let mut out = format!(
+        "{:<w$}  {:<vw$}  {:<9}  {:>9}  {:>7}\n",
+        "model", "verdict", "expected?", "states", "time"
+    );
+    for (f, r) in rows {
+        let line = match r {
+            Ok(v) => format!(
+                "{f:<w$}  {:<vw$}  {:<9}  {:>9}  {:>6.2}s",
+                v.summary(),
+                if v.met() { "yes" } else { "NO" },
+                v.stats.states,
+                v.seconds
+            ),
+            Err(()) => format!("{f:<w$}  {:<vw$}  {:<9}", "invalid model", "NO"),
+        };
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let met = rows
+        .iter()
+        .filter(|(_, r)| r.as_ref().is_ok_and(Verdict::met))
+        .count();
+    out.push_str(&format!("{met} of {} models as expected\n", rows.len()));
+    out
+}
+
+fn json(rows: &[(String, Result<Verdict, ()>)]) -> String {
+    let items: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(f, r)| match r {
+            Ok(v) => serde_json::json!({
+                "file": f,
+                "model": v.model.name,
+                "verdict": v.summary(),
+                "expected": v.expected(),
+                "met": v.met(),
+                "states": v.stats.states,
+                "transitions": v.stats.transitions,
+                "depth": v.stats.depth,
+                "seconds": v.seconds,
+                "trace": v.trace.as_ref().map(|t| interlock::trace::json::render(&v.model, t)),
+            }),
+            Err(()) => serde_json::json!({ "file": f, "verdict": "invalid model", "met": false }),
+        })
+        .collect();
+    serde_json::to_string_pretty(&items).expect("JSON values serialise")
+}
+
+fn list(paths: &[PathBuf]) -> ExitCode {
+    let files = match model_files(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut bad = false;
+    for f in &files {
+        match Model::from_file(f) {
+            Ok(m) => {
+                let expect = match &m.ir().expect {
+                    interlock::ir::Expect::Holds => "holds".to_string(),
+                    interlock::ir::Expect::Violated(n) => format!("violated {n}"),
+                    interlock::ir::Expect::Deadlock => "deadlock".to_string(),
+                };
+                println!("{}\n    {} — expect {expect}", f.display(), m.ir().name);
+            }
+            Err(e) => {
+                eprint!("{e}");
+                bad = true;
+            }
+        }
+    }
+    if bad {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
+    let files = match model_files(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "{:<48}  {:>10}  {:>12}  {:>9}  {:>12}",
+        "model", "states", "transitions", "median s", "states/s"
+    );
+    for f in &files {
+        let m = match Model::from_file(f) {
+            Ok(m) => m,
+            Err(e) => {
+                eprint!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        let runs: Vec<Verdict> = (0..repeat).map(|_| m.check()).collect();
+        let mut secs: Vec<f64> = runs.iter().map(|v| v.seconds).collect();
+        secs.sort_by(f64::total_cmp);
+        let median = secs[secs.len() / 2];
+        let st = runs[0].stats;
+        println!(
+            "{:<48}  {:>10}  {:>12}  {:>9.3}  {:>12.0}",
+            f.display(),
+            st.states,
+            st.transitions,
+            median,
+            st.states as f64 / median.max(1e-9)
+        );
+    }
+    ExitCode::SUCCESS
+}

@@ -1,6 +1,6 @@
 //! Expressions: in process code, in SQL (columns), and in properties.
 
-use super::{Pid, Span, Sym, Value};
+use super::{Pid, Sym, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -14,14 +14,24 @@ pub enum Expr {
     /// A column of the row under evaluation (SQL only), by column index.
     Column(u16),
     /// `table[pk].column`: the newest committed value of a cell (properties only).
-    Cell { table: u16, pk: Value, column: u16 },
+    Cell {
+        table: u16,
+        pk: Value,
+        column: u16,
+    },
     /// `redis(key)`: the key's value, `nil` when absent (properties only).
     Key(Sym),
     /// `count(group, status)`: how many processes of the group have the status (properties only).
-    Count { group: u16, status: StatusKind },
+    Count {
+        group: u16,
+        status: StatusKind,
+    },
     /// `holder(mutex)` is not modelled; properties read the status of one process instead:
     /// `status(buyer[1]) = done` is lowered to this.
-    Status { pid: Pid, status: StatusKind },
+    Status {
+        pid: Pid,
+        status: StatusKind,
+    },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
 }
@@ -91,11 +101,4 @@ impl BinOp {
             BinOp::Or => "or",
         }
     }
-}
-
-/// Where an expression came from, for diagnostics raised while lowering it.
-#[derive(Clone, Copy, Debug)]
-pub struct Spanned<T> {
-    pub node: T,
-    pub span: Span,
 }

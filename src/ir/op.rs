@@ -3,46 +3,76 @@
 use super::{Expr, Span, Sym};
 
 /// One instruction with the source it came from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Op {
     pub kind: OpKind,
     pub span: Span,
 }
 
 /// Instructions. Jump targets are indices into the same op list (for `Atomic`, into its body).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
     // --- local: no shared state; folded into the step of the neighbouring visible operation.
     /// `$x = expr`
-    Assign { local: u16, expr: Expr },
+    Assign {
+        local: u16,
+        expr: Expr,
+    },
     /// `sold += 1` / `sold = expr` (the parser lowers `+=` and `-=` to `Ghost(g) ± e`).
-    SetGhost { ghost: u16, expr: Expr },
+    SetGhost {
+        ghost: u16,
+        expr: Expr,
+    },
     Jump(u32),
-    JumpUnless { cond: Expr, target: u32 },
+    JumpUnless {
+        cond: Expr,
+        target: u32,
+    },
     /// `return` / `return "label"` / falling off the end: the process is done.
-    Return { outcome: Option<Sym> },
+    Return {
+        outcome: Option<Sym>,
+    },
     // --- delays: start a timed busy period; the step ends after them.
     /// `work 100ms`: computation inside the critical section.
-    Work { ticks: u32 },
+    Work {
+        ticks: u32,
+    },
     /// `sleep 50ms`: waiting on purpose (backoff).
-    Sleep { ticks: u32 },
+    Sleep {
+        ticks: u32,
+    },
     // --- visible: at most one per step.
-    Sql { stmt: SqlStmt, into: Vec<u16> },
-    Redis { cmd: RedisCmd, into: Option<u16> },
+    Sql {
+        stmt: SqlStmt,
+        into: Vec<u16>,
+    },
+    Redis {
+        cmd: RedisCmd,
+        into: Option<u16>,
+    },
     /// `await CMD`: retry the Redis command until its reply is truthy (not nil, 0 or false);
     /// the process waits in between without spending steps.
-    AwaitRedis { cmd: RedisCmd, into: Option<u16> },
+    AwaitRedis {
+        cmd: RedisCmd,
+        into: Option<u16>,
+    },
     /// `atomic { … }`: Redis commands and local code run as one step (a Lua script). The body
     /// holds no visible operation other than `Redis` and no delay.
-    Atomic { body: Vec<Op> },
+    Atomic {
+        body: Vec<Op>,
+    },
     /// `lock m` on the process's own instance's mutex `m`.
-    Lock { mutex: u16 },
+    Lock {
+        mutex: u16,
+    },
     /// `unlock m`.
-    Unlock { mutex: u16 },
+    Unlock {
+        mutex: u16,
+    },
 }
 
 /// A SQL statement, resolved against the schema. `text` is the statement as written.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SqlStmt {
     Begin,
     Commit,
@@ -70,7 +100,7 @@ pub enum LockMode {
 }
 
 /// A Redis command. Keys are fixed names; values are expressions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum RedisCmd {
     /// `SET key value [NX] [PX ms]`; `px` is already in ticks. Reply `'OK'` or nil.
     Set {
@@ -89,14 +119,27 @@ impl OpKind {
     /// True for operations that touch shared state (at most one per step).
     #[must_use]
     pub fn is_visible(&self) -> bool {
-        matches!(
-            self,
-            OpKind::Sql { .. }
-                | OpKind::Redis { .. }
-                | OpKind::AwaitRedis { .. }
-                | OpKind::Atomic { .. }
-                | OpKind::Lock { .. }
-                | OpKind::Unlock { .. }
-        )
+        match self {
+            // BEGIN touches nothing until the first statement, so it is local code.
+            OpKind::Sql { stmt, .. } => !matches!(stmt, SqlStmt::Begin),
+            _ => matches!(
+                self,
+                OpKind::Redis { .. }
+                    | OpKind::AwaitRedis { .. }
+                    | OpKind::Atomic { .. }
+                    | OpKind::Lock { .. }
+                    | OpKind::Unlock { .. }
+            ),
+        }
+    }
+}
+
+impl RedisCmd {
+    /// The key the command works on.
+    #[must_use]
+    pub fn key(&self) -> Sym {
+        match self {
+            RedisCmd::Set { key, .. } | RedisCmd::Get { key } | RedisCmd::Del { key } => *key,
+        }
     }
 }

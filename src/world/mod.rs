@@ -1,3 +1,61 @@
 //! The simulated components, each a pure value: `Clone + Eq + Hash`, no IO, no real time.
 
+pub mod db;
+pub mod lock;
+pub mod process;
+pub mod redis;
 pub mod value;
+
+use crate::ir::Model;
+use lock::Lock;
+use process::{Proc, Status};
+use value::Value;
+
+/// One global state: the world plus every process. Time is not stored: every deadline is
+/// relative to now, so states that differ only in the absolute time are one state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub procs: Vec<Proc>,
+    pub db: db::Db,
+    pub redis: redis::Redis,
+    /// One lock per (instance, mutex): index `instance * mutex_count + mutex`.
+    pub mutexes: Vec<Lock>,
+    pub ghosts: Vec<i64>,
+    /// How often each fault has been injected.
+    pub faults_used: Vec<u8>,
+}
+
+impl State {
+    /// The state before any step.
+    #[must_use]
+    pub fn initial(m: &Model) -> Self {
+        let procs = m
+            .processes
+            .iter()
+            .map(|p| Proc {
+                pc: 0,
+                status: Status::Ready,
+                locals: vec![Value::Nil; m.groups[p.group].program.locals.len()].into_boxed_slice(),
+                in_txn: false,
+            })
+            .collect();
+        let tables =
+            m.db.as_ref()
+                .map(|db| db.tables.iter().map(|t| t.rows.clone()).collect())
+                .unwrap_or_default();
+        State {
+            procs,
+            db: db::Db::new(tables),
+            redis: redis::Redis::default(),
+            mutexes: vec![Lock::default(); m.instances.len() * m.mutexes.len()],
+            ghosts: m.ghosts.iter().map(|g| g.init).collect(),
+            faults_used: vec![0; m.faults.len()],
+        }
+    }
+
+    /// Every process has finished (done, crashed or failed).
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        self.procs.iter().all(|p| p.status.finished())
+    }
+}

@@ -1,1 +1,221 @@
-//! Parser and diagnostics tests.
+//! Parser and diagnostics tests: snapshots of invalid models, and no panic on any input.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use interlock::ir::Expect;
+use interlock::lang::parse;
+use proptest::prelude::*;
+
+const EXAMPLE: &str = r#"model "Optimistic lock without the version condition"
+about "Two buyers race for the last unit. The UPDATE forgets AND version = $v: oversold."
+
+db postgres isolation read_committed
+table sku (id int primary key, stock int, version int)
+row sku (1, 1, 0)
+ghost sold = 0
+
+process buyer[2] {
+  begin
+  select stock, version from sku where id = 1 into $stock, $v
+  if $stock < 1 { rollback; return "out of stock" }
+  update sku set stock = $stock - 1, version = $v + 1 where id = 1   -- no version check
+  commit
+  sold += 1
+}
+
+invariant no_oversell: sold <= 1
+expect violated no_oversell
+"#;
+
+const REDIS_LOCK: &str = r#"model "Redis lock with a TTL shorter than the work"
+about "The lock expires while the holder still works;"
+      "a second worker takes it and both are inside."
+
+mutex local
+ghost inside = 0
+timing bounded
+
+process worker[2] on api {
+  $tries = 0
+  repeat 3 {
+    SET lock $me NX PX 100 into $ok
+    if $ok = 'OK' { break } else { sleep 50ms; $tries = $tries + 1 }
+  }
+  lock local
+  inside += 1
+  work 150ms
+  inside -= 1
+  unlock local
+  atomic {
+    GET lock into $holder
+    if $holder = $me { DEL lock }
+  }
+}
+
+fault crash worker at most 1
+invariant exclusive: inside <= 1
+final released: redis(lock) = nil or status(worker[0], crashed) or count(worker, crashed) > 0
+expect violated exclusive
+"#;
+
+#[test]
+fn valid_models_parse() {
+    let m = parse("example.model", EXAMPLE).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(m.expect, Expect::Violated("no_oversell".into()));
+    let m = parse("redis.model", REDIS_LOCK).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(m.tick_ms, 50);
+    assert_eq!(m.instances, vec!["api"]);
+    assert_eq!(m.symbols[0], "OK");
+}
+
+fn invalid_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/invalid")
+}
+
+/// What `parse` reports for a file, as the snapshot stores it.
+fn rendered(path: &Path) -> String {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let source = fs::read_to_string(path).unwrap();
+    match parse(&name, &source) {
+        Ok(_) => "(no error)\n".to_string(),
+        Err(d) => d.render(),
+    }
+}
+
+/// Every `tests/invalid/NAME.model` renders exactly `NAME.expected` (`BLESS=1` rewrites them).
+#[test]
+fn invalid_models_match_their_snapshots() {
+    let bless = std::env::var("BLESS").is_ok_and(|v| v == "1");
+    let mut models: Vec<PathBuf> = fs::read_dir(invalid_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "model"))
+        .collect();
+    models.sort();
+    assert!(models.len() >= 12, "only {} invalid models", models.len());
+    let mut mismatched = Vec::new();
+    for model in &models {
+        let got = rendered(model);
+        assert!(got.starts_with("error: "), "{}: {got}", model.display());
+        let expected = model.with_extension("expected");
+        if bless {
+            fs::write(&expected, &got).unwrap();
+        } else if fs::read_to_string(&expected).ok().as_deref() != Some(got.as_str()) {
+            mismatched.push(format!("--- {}\n{got}", expected.display()));
+        }
+    }
+    assert!(
+        mismatched.is_empty(),
+        "snapshots differ (run with BLESS=1 to accept):\n{}",
+        mismatched.join("\n")
+    );
+}
+
+#[test]
+fn headers_carry_origin_line_and_column() {
+    let src = EXAMPLE.replace("from sku where", "from skus where");
+    let d = parse("shop.model", &src).unwrap_err();
+    let text = d.render();
+    assert!(
+        text.starts_with("error: unknown table \"skus\"\n"),
+        "{text}"
+    );
+    assert!(text.contains(",-[ shop.model:11:30 ]"), "{text}");
+    assert!(text.contains("did you mean `sku`?"), "{text}");
+    assert!(text.is_ascii() && !text.contains('\u{1b}'));
+    assert_eq!(d.to_string(), text);
+}
+
+/// Parsing (and rendering what it reports) returns, whatever the input.
+fn survives(source: &str) {
+    if let Err(d) = parse("fuzz.model", source) {
+        assert!(!d.items.is_empty());
+        let _ = d.render();
+    }
+}
+
+const VOCABULARY: [&str; 40] = [
+    "model",
+    "about",
+    "db",
+    "table",
+    "row",
+    "ghost",
+    "mutex",
+    "process",
+    "fault",
+    "invariant",
+    "final",
+    "expect",
+    "if",
+    "else",
+    "repeat",
+    "break",
+    "return",
+    "work",
+    "sleep",
+    "lock",
+    "atomic",
+    "await",
+    "SET",
+    "select",
+    "update",
+    "into",
+    "$x",
+    "$me",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "\"",
+    "'",
+    ";",
+    "\n",
+    "100ms",
+    "-",
+];
+
+/// Applies one edit: 0-2 delete/insert/replace a character, 3-5 the same with a token.
+fn mutate(source: &str, kind: u8, at: usize, pick: usize, c: char) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let i = at % (chars.len() + 1);
+    let token = VOCABULARY[pick % VOCABULARY.len()];
+    let (head, tail): (String, String) = (chars[..i].iter().collect(), chars[i..].iter().collect());
+    let word_end = tail.find(char::is_whitespace).unwrap_or(tail.len());
+    match kind % 6 {
+        0 => {
+            head + tail
+                .get(tail.chars().next().map_or(0, char::len_utf8)..)
+                .unwrap_or("")
+        }
+        1 => format!("{head}{c}{tail}"),
+        2 => format!("{head}{c}{}", tail.chars().skip(1).collect::<String>()),
+        3 => head + &tail[word_end..],
+        4 => format!("{head} {token} {tail}"),
+        _ => format!("{head}{token}{}", &tail[word_end..]),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        survives(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn mutated_models_never_panic(
+        redis in any::<bool>(),
+        edits in proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<char>()), 1..4),
+    ) {
+        let mut source = if redis { REDIS_LOCK } else { EXAMPLE }.to_string();
+        for (kind, at, pick, c) in edits {
+            source = mutate(&source, kind, at, pick, c);
+        }
+        survives(&source);
+    }
+}

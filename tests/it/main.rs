@@ -1,3 +1,5 @@
 //! The one integration-test crate: every model's expectation, engine guarantees, diagnostics.
 
 mod lang;
+mod models;
+mod world;

@@ -1,0 +1,117 @@
+//! Expression evaluation for process code, SQL rows and properties.
+
+use crate::ir::{BinOp, Expr, Model, StatusKind, UnOp};
+use crate::world::process::{RunError, Status};
+use crate::world::value::{Pid, Value};
+use crate::world::State;
+
+/// What an expression can see. Process code has locals and `me`; SQL adds the row under
+/// evaluation; properties see the whole state.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    pub model: &'a Model,
+    pub state: &'a State,
+    pub locals: &'a [Value],
+    pub me: Option<Pid>,
+    pub row: Option<&'a [Value]>,
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of a property: the whole state, no process.
+    #[must_use]
+    pub fn global(model: &'a Model, state: &'a State) -> Self {
+        Scope {
+            model,
+            state,
+            locals: &[],
+            me: None,
+            row: None,
+        }
+    }
+}
+
+/// Evaluates an expression.
+///
+/// # Errors
+/// [`RunError`] on arithmetic over nil or mismatched kinds, overflow or division by zero.
+pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
+    Ok(match e {
+        Expr::Lit(v) => *v,
+        Expr::Local(i) => sc.locals[*i as usize],
+        Expr::Ghost(g) => Value::Int(sc.state.ghosts[*g as usize]),
+        Expr::Me => sc.me.map_or(Value::Nil, Value::Pid),
+        Expr::Column(c) => sc.row.map_or(Value::Nil, |r| r[*c as usize]),
+        Expr::Cell { table, pk, column } => cell(sc, *table, *pk, *column),
+        Expr::Key(k) => sc.state.redis.get(*k).map_or(Value::Nil, |k| k.value),
+        Expr::Count { group, status } => Value::Int(count(sc, *group, *status)),
+        Expr::Status { pid, status } => {
+            Value::Bool(kind(sc.state.procs[pid.index()].status) == *status)
+        }
+        Expr::Unary(UnOp::Not, a) => Value::Bool(!eval(a, sc)?.truthy()),
+        Expr::Unary(UnOp::Neg, a) => match eval(a, sc)? {
+            Value::Int(i) => Value::Int(i.checked_neg().ok_or(RunError::Overflow)?),
+            _ => return Err(RunError::Type),
+        },
+        Expr::Binary(BinOp::And, a, b) => {
+            Value::Bool(eval(a, sc)?.truthy() && eval(b, sc)?.truthy())
+        }
+        Expr::Binary(BinOp::Or, a, b) => {
+            Value::Bool(eval(a, sc)?.truthy() || eval(b, sc)?.truthy())
+        }
+        Expr::Binary(op, a, b) => binary(*op, eval(a, sc)?, eval(b, sc)?)?,
+    })
+}
+
+fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
+    match op {
+        BinOp::Eq => return Ok(Value::Bool(a == b)),
+        BinOp::Ne => return Ok(Value::Bool(a != b)),
+        _ => {}
+    }
+    let (Value::Int(x), Value::Int(y)) = (a, b) else {
+        return Err(RunError::Type);
+    };
+    let arith = |r: Option<i64>| r.map(Value::Int).ok_or(RunError::Overflow);
+    match op {
+        BinOp::Add => arith(x.checked_add(y)),
+        BinOp::Sub => arith(x.checked_sub(y)),
+        BinOp::Mul => arith(x.checked_mul(y)),
+        BinOp::Div if y == 0 => Err(RunError::DivideByZero),
+        BinOp::Div => arith(x.checked_div(y)),
+        BinOp::Lt => Ok(Value::Bool(x < y)),
+        BinOp::Le => Ok(Value::Bool(x <= y)),
+        BinOp::Gt => Ok(Value::Bool(x > y)),
+        BinOp::Ge => Ok(Value::Bool(x >= y)),
+        BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => unreachable!("handled above"),
+    }
+}
+
+fn cell(sc: &Scope, table: u16, pk: Value, column: u16) -> Value {
+    let Some(db) = &sc.model.db else {
+        return Value::Nil;
+    };
+    let pk_col = db.tables[table as usize].pk;
+    sc.state.db.find(table, pk_col, pk).map_or(Value::Nil, |r| {
+        sc.state.db.tables[table as usize][r as usize].committed[column as usize]
+    })
+}
+
+fn count(sc: &Scope, group: u16, status: StatusKind) -> i64 {
+    sc.model
+        .processes
+        .iter()
+        .zip(&sc.state.procs)
+        .filter(|(p, q)| p.group == group as usize && kind(q.status) == status)
+        .count() as i64
+}
+
+/// The status as properties name it.
+#[must_use]
+pub fn kind(s: Status) -> StatusKind {
+    match s {
+        Status::Ready | Status::Busy(_) => StatusKind::Running,
+        Status::Waiting(_) => StatusKind::Waiting,
+        Status::Done(_) => StatusKind::Done,
+        Status::Crashed | Status::Failed(_) => StatusKind::Crashed,
+    }
+}

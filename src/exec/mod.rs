@@ -1,0 +1,87 @@
+//! Step semantics: the transitions of a state, for every engine (pure and deterministic).
+
+pub mod env;
+pub mod eval;
+pub mod observe;
+mod redis_ops;
+mod sql;
+pub mod step;
+
+use crate::ir::Model;
+use crate::world::value::Pid;
+use crate::world::State;
+use observe::Observer;
+
+/// A stable name for one transition out of a state: replay, traces and a deterministic
+/// search depend on these never being renumbered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Choice {
+    /// The process takes its next step.
+    Proc(Pid),
+    /// Time passes to the next deadline.
+    Tick,
+    /// The environment injects fault number `fault` into `pid`.
+    Crash { fault: u16, pid: Pid },
+}
+
+impl Choice {
+    /// The process that acts, if a process acts.
+    #[must_use]
+    pub fn actor(self) -> Option<Pid> {
+        match self {
+            Choice::Proc(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// Runs one chosen transition; `None` when it is not enabled in `s`.
+pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Option<State> {
+    match c {
+        Choice::Proc(p) => step::step(m, s, p, obs),
+        Choice::Tick => {
+            let any = (0..s.procs.len()).any(|p| step::enabled(m, s, Pid(p as u16)));
+            if any {
+                None
+            } else {
+                env::tick(s, obs)
+            }
+        }
+        Choice::Crash { fault, pid } => env::crash(m, s, fault as usize, pid, obs),
+    }
+}
+
+/// Every transition out of `s`, in choice order: processes by pid, then time, then faults.
+/// Returns how many of them are progress (process steps and time), as opposed to faults:
+/// a state with no progress transition and unfinished processes is a deadlock.
+pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize {
+    out.clear();
+    let mut silent = observe::Silent;
+    for p in 0..s.procs.len() {
+        let pid = Pid(p as u16);
+        if let Some(n) = step::step(m, s, pid, &mut silent) {
+            out.push((Choice::Proc(pid), n));
+        }
+    }
+    if out.is_empty() {
+        if let Some(n) = env::tick(s, &mut silent) {
+            out.push((Choice::Tick, n));
+        }
+    }
+    let progress = out.len();
+    for (f, fault) in m.faults.iter().enumerate() {
+        if s.faults_used[f] >= fault.budget {
+            continue;
+        }
+        for p in 0..s.procs.len() {
+            let c = Choice::Crash {
+                fault: f as u16,
+                pid: Pid(p as u16),
+            };
+            if let Some(n) = apply(m, s, c, &mut silent) {
+                out.push((c, n));
+            }
+        }
+    }
+    progress
+}

@@ -1,0 +1,154 @@
+//! What a step reports besides its successor: its footprint and, for traces, its events.
+//!
+//! The explorer's hot loop uses [`Silent`], which the compiler erases; trace replay and the
+//! reductions use [`Record`].
+
+use crate::ir::{RedisCmd, Span, SqlStmt};
+use crate::world::process::{RunError, Wait};
+use crate::world::value::{Pid, Sym, Value};
+
+/// A piece of shared state a step reads or writes (partial-order reduction reads these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Resource {
+    Row {
+        table: u16,
+        row: u16,
+    },
+    Key(Sym),
+    Mutex(u16),
+    Ghost(u16),
+    /// Time and every deadline.
+    Clock,
+    /// A process's status (crashes, grants).
+    Process(Pid),
+}
+
+/// Something that happened during a step, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A visible operation starts; `span` is where the model wrote it.
+    At {
+        span: Span,
+    },
+    Sql {
+        stmt: SqlStmt,
+        reply: Reply,
+    },
+    /// `arg` is the value a SET wrote (nil for other commands).
+    Redis {
+        cmd: RedisCmd,
+        arg: Value,
+        reply: Value,
+    },
+    Lock {
+        mutex: u16,
+    },
+    Unlock {
+        mutex: u16,
+    },
+    /// The operation must wait; `holder` is whom it waits for, when known.
+    Waits {
+        wait: Wait,
+        holder: Option<Pid>,
+    },
+    SetGhost {
+        ghost: u16,
+        value: i64,
+    },
+    Delay {
+        work: bool,
+        ticks: u32,
+    },
+    Finished {
+        outcome: Option<Sym>,
+    },
+    Failed(RunError),
+    /// A row's committed version changed.
+    RowCommitted {
+        table: u16,
+        row: u16,
+        values: Box<[Value]>,
+    },
+    /// A row lock was taken by the acting process.
+    RowLocked {
+        table: u16,
+        row: u16,
+    },
+    /// A transaction ended by abort (rollback, crash, a process ending inside it).
+    Aborted {
+        pid: Pid,
+    },
+    /// A released lock went to the next waiter.
+    Granted {
+        pid: Pid,
+        wait: Wait,
+    },
+    KeySet {
+        key: Sym,
+        value: Value,
+        ttl: Option<u32>,
+    },
+    KeyDeleted {
+        key: Sym,
+    },
+    KeyExpired {
+        key: Sym,
+    },
+    TimePasses {
+        ticks: u32,
+    },
+    Woke {
+        pid: Pid,
+    },
+    Crashed {
+        pid: Pid,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    None,
+    Rows(Vec<Box<[Value]>>),
+    Count(i64),
+}
+
+/// Receives footprints and events. Every method defaults to doing nothing.
+pub trait Observer {
+    /// False for observers that ignore events, so callers skip building them.
+    const EVENTS: bool;
+    fn read(&mut self, _r: Resource) {}
+    fn write(&mut self, _r: Resource) {}
+    fn event(&mut self, _e: Event) {}
+}
+
+/// Observes nothing.
+pub struct Silent;
+
+impl Observer for Silent {
+    const EVENTS: bool = false;
+}
+
+/// Keeps everything, for traces and reductions.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub reads: Vec<Resource>,
+    pub writes: Vec<Resource>,
+    pub events: Vec<Event>,
+}
+
+impl Observer for Record {
+    const EVENTS: bool = true;
+    fn read(&mut self, r: Resource) {
+        if !self.reads.contains(&r) {
+            self.reads.push(r);
+        }
+    }
+    fn write(&mut self, r: Resource) {
+        if !self.writes.contains(&r) {
+            self.writes.push(r);
+        }
+    }
+    fn event(&mut self, e: Event) {
+        self.events.push(e);
+    }
+}

@@ -1,0 +1,133 @@
+//! Redis commands and `atomic` blocks (the model of a Lua script) against one node.
+
+use super::eval::eval;
+use super::observe::{Event, Observer, Resource};
+use super::step::{bind, scope};
+use crate::ir::{Model, Op, OpKind, RedisCmd};
+use crate::world::process::RunError;
+use crate::world::value::{Pid, Sym, Value};
+use crate::world::State;
+
+/// Runs one command and returns its reply.
+pub(super) fn run<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    cmd: &RedisCmd,
+    obs: &mut O,
+) -> Result<Value, RunError> {
+    let mut arg = Value::Nil;
+    let reply = match cmd {
+        RedisCmd::Set { key, value, nx, px } => {
+            let v = eval(value, &scope(m, st, pid))?;
+            arg = v;
+            obs.write(Resource::Key(*key));
+            if px.is_some() {
+                obs.read(Resource::Clock);
+            }
+            let set = st.redis.set(*key, v, *nx, *px);
+            if set && O::EVENTS {
+                obs.event(Event::KeySet {
+                    key: *key,
+                    value: v,
+                    ttl: *px,
+                });
+            }
+            if set {
+                Value::Str(Sym::OK)
+            } else {
+                Value::Nil
+            }
+        }
+        RedisCmd::Get { key } => {
+            obs.read(Resource::Key(*key));
+            st.redis.get(*key).map_or(Value::Nil, |k| k.value)
+        }
+        RedisCmd::Del { key } => {
+            obs.write(Resource::Key(*key));
+            let n = st.redis.del(*key);
+            if n > 0 && O::EVENTS {
+                obs.event(Event::KeyDeleted { key: *key });
+            }
+            Value::Int(n)
+        }
+    };
+    if O::EVENTS {
+        obs.event(Event::Redis {
+            cmd: cmd.clone(),
+            arg,
+            reply,
+        });
+    }
+    Ok(reply)
+}
+
+/// Whether the command's reply would be truthy now (for `await`); changes nothing.
+#[must_use]
+pub fn would_succeed(s: &State, cmd: &RedisCmd) -> bool {
+    match cmd {
+        RedisCmd::Set { key, nx, .. } => !*nx || s.redis.get(*key).is_none(),
+        RedisCmd::Get { key } => s.redis.get(*key).is_some_and(|k| k.value.truthy()),
+        RedisCmd::Del { key } => s.redis.get(*key).is_some(),
+    }
+}
+
+/// The process a key's value names, if it names one (a lock token `$me`): whom an `await`
+/// on that key waits for.
+#[must_use]
+pub fn key_owner(s: &State, cmd: &RedisCmd) -> Option<Pid> {
+    match s.redis.get(cmd.key())?.value {
+        Value::Pid(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// Runs an `atomic` body: nothing else runs and no key expires until it ends (RS-7).
+pub(super) fn atomic<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    body: &[Op],
+    obs: &mut O,
+) -> Result<(), RunError> {
+    let mut pc = 0usize;
+    while pc < body.len() {
+        let i = pid.index();
+        match &body[pc].kind {
+            OpKind::Redis { cmd, into } => {
+                let reply = run(m, st, pid, cmd, obs)?;
+                bind(st, pid, *into, reply);
+            }
+            OpKind::Assign { local, expr } => {
+                let v = eval(expr, &scope(m, st, pid))?;
+                st.procs[i].locals[*local as usize] = v;
+            }
+            OpKind::SetGhost { ghost, expr } => {
+                let Value::Int(v) = eval(expr, &scope(m, st, pid))? else {
+                    return Err(RunError::Type);
+                };
+                st.ghosts[*ghost as usize] = v;
+                obs.write(Resource::Ghost(*ghost));
+                if O::EVENTS {
+                    obs.event(Event::SetGhost {
+                        ghost: *ghost,
+                        value: v,
+                    });
+                }
+            }
+            OpKind::Jump(t) => {
+                pc = *t as usize;
+                continue;
+            }
+            OpKind::JumpUnless { cond, target } => {
+                if !eval(cond, &scope(m, st, pid))?.truthy() {
+                    pc = *target as usize;
+                    continue;
+                }
+            }
+            other => unreachable!("the parser admits no {other:?} in an atomic block"),
+        }
+        pc += 1;
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! One step of one process: local code, at most one visible operation, local code again.
+
+use super::eval::{eval, Scope};
+use super::observe::{Event, Observer, Resource};
+use super::{redis_ops, sql};
+use crate::ir::{Model, Op, OpKind};
+use crate::world::process::{RunError, Status, Wait};
+use crate::world::value::{Pid, Value};
+use crate::world::State;
+
+/// How a visible operation ended.
+pub(super) enum Flow {
+    /// It completed; the process moves on.
+    Next,
+    /// It must wait; the process stays at this op with a `Waiting` status.
+    Blocked,
+}
+
+/// Whether `pid` can take a step in `s`.
+#[must_use]
+pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
+    let p = &s.procs[pid.index()];
+    match p.status {
+        Status::Ready => true,
+        Status::Waiting(Wait::Mutex(l)) => s.mutexes[l as usize].held_by(pid),
+        Status::Waiting(Wait::Row { table, row, .. }) => {
+            s.db.tables[table as usize][row as usize].lock.held_by(pid)
+        }
+        Status::Waiting(Wait::Await { .. }) => match &m.program(pid).ops[p.pc as usize].kind {
+            OpKind::AwaitRedis { cmd, .. } => redis_ops::would_succeed(s, cmd),
+            _ => false,
+        },
+        Status::Busy(_) | Status::Done(_) | Status::Crashed | Status::Failed(_) => false,
+    }
+}
+
+/// Runs the next step of `pid`, or returns `None` when it cannot step.
+pub fn step<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option<State> {
+    if !enabled(m, s, pid) {
+        return None;
+    }
+    let mut st = s.clone();
+    obs.read(Resource::Process(pid));
+    if let Err(e) = run(m, &mut st, pid, obs) {
+        fail(&mut st, pid, e, obs);
+    }
+    Some(st)
+}
+
+fn run<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) -> Result<(), RunError> {
+    let ops = &m.program(pid).ops;
+    let mut visible_done = false;
+    loop {
+        let pc = st.procs[pid.index()].pc as usize;
+        let op = &ops[pc];
+        if op.kind.is_visible() {
+            if visible_done {
+                return Ok(());
+            }
+            visible_done = true;
+            match visible(m, st, pid, op, obs)? {
+                Flow::Blocked => return Ok(()),
+                Flow::Next => {
+                    let p = &mut st.procs[pid.index()];
+                    p.status = Status::Ready;
+                    p.pc += 1;
+                }
+            }
+            continue;
+        }
+        if !local(m, st, pid, op, obs)? {
+            return Ok(());
+        }
+    }
+}
+
+/// Runs one local op (or delay, or return); false when the step ends after it.
+fn local<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    op: &Op,
+    obs: &mut O,
+) -> Result<bool, RunError> {
+    let i = pid.index();
+    let next = st.procs[i].pc + 1;
+    match &op.kind {
+        OpKind::Assign { local, expr } => {
+            let v = eval(expr, &scope(m, st, pid))?;
+            st.procs[i].locals[*local as usize] = v;
+        }
+        OpKind::SetGhost { ghost, expr } => {
+            let Value::Int(v) = eval(expr, &scope(m, st, pid))? else {
+                return Err(RunError::Type);
+            };
+            st.ghosts[*ghost as usize] = v;
+            obs.write(Resource::Ghost(*ghost));
+            if O::EVENTS {
+                obs.event(Event::SetGhost {
+                    ghost: *ghost,
+                    value: v,
+                });
+            }
+        }
+        OpKind::Jump(t) => {
+            st.procs[i].pc = *t;
+            return Ok(true);
+        }
+        OpKind::JumpUnless { cond, target } => {
+            let c = eval(cond, &scope(m, st, pid))?.truthy();
+            st.procs[i].pc = if c { next } else { *target };
+            return Ok(true);
+        }
+        OpKind::Return { outcome } => {
+            if st.procs[i].in_txn {
+                sql::end_txn(st, pid, false, obs);
+            }
+            st.procs[i].status = Status::Done(*outcome);
+            if O::EVENTS {
+                obs.event(Event::Finished { outcome: *outcome });
+            }
+            return Ok(false);
+        }
+        OpKind::Work { ticks } | OpKind::Sleep { ticks } => {
+            st.procs[i].pc = next;
+            if *ticks > 0 {
+                st.procs[i].status = Status::Busy(*ticks);
+                obs.read(Resource::Clock);
+                if O::EVENTS {
+                    let work = matches!(op.kind, OpKind::Work { .. });
+                    obs.event(Event::Delay {
+                        work,
+                        ticks: *ticks,
+                    });
+                }
+                return Ok(false);
+            }
+            return Ok(true);
+        }
+        OpKind::Sql { stmt, .. } if matches!(stmt, crate::ir::SqlStmt::Begin) => {
+            // BEGIN touches nothing until the first statement, so it folds into it.
+            st.procs[i].in_txn = true;
+            if O::EVENTS {
+                obs.event(Event::Sql {
+                    stmt: stmt.clone(),
+                    reply: super::observe::Reply::None,
+                });
+            }
+        }
+        _ => unreachable!("visible ops are run by `visible`"),
+    }
+    st.procs[i].pc = next;
+    Ok(true)
+}
+
+fn visible<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    op: &Op,
+    obs: &mut O,
+) -> Result<Flow, RunError> {
+    if O::EVENTS {
+        obs.event(Event::At { span: op.span });
+    }
+    match &op.kind {
+        OpKind::Sql { stmt, into } => sql::run(m, st, pid, stmt, into, obs),
+        OpKind::Redis { cmd, into } => {
+            let reply = redis_ops::run(m, st, pid, cmd, obs)?;
+            bind(st, pid, *into, reply);
+            Ok(Flow::Next)
+        }
+        OpKind::AwaitRedis { cmd, into } => {
+            if !redis_ops::would_succeed(st, cmd) {
+                let key = cmd.key();
+                st.procs[pid.index()].status = Status::Waiting(Wait::Await { key });
+                if O::EVENTS {
+                    let holder = redis_ops::key_owner(st, cmd);
+                    let arg = match cmd {
+                        crate::ir::RedisCmd::Set { value, .. } => {
+                            eval(value, &scope(m, st, pid)).unwrap_or(Value::Nil)
+                        }
+                        _ => Value::Nil,
+                    };
+                    obs.event(Event::Redis {
+                        cmd: cmd.clone(),
+                        arg,
+                        reply: Value::Nil,
+                    });
+                    obs.event(Event::Waits {
+                        wait: Wait::Await { key },
+                        holder,
+                    });
+                }
+                return Ok(Flow::Blocked);
+            }
+            let reply = redis_ops::run(m, st, pid, cmd, obs)?;
+            bind(st, pid, *into, reply);
+            Ok(Flow::Next)
+        }
+        OpKind::Atomic { body } => {
+            redis_ops::atomic(m, st, pid, body, obs)?;
+            Ok(Flow::Next)
+        }
+        OpKind::Lock { mutex } => lock(m, st, pid, *mutex, obs),
+        OpKind::Unlock { mutex } => {
+            let l = mutex_index(m, pid, *mutex);
+            obs.write(Resource::Mutex(l));
+            if !st.mutexes[l as usize].held_by(pid) {
+                return Err(RunError::UnlockNotHeld);
+            }
+            if O::EVENTS {
+                obs.event(Event::Unlock { mutex: *mutex });
+            }
+            if let Some(next) = st.mutexes[l as usize].release() {
+                if O::EVENTS {
+                    obs.event(Event::Granted {
+                        pid: next,
+                        wait: Wait::Mutex(l),
+                    });
+                }
+            }
+            Ok(Flow::Next)
+        }
+        _ => unreachable!("only visible ops reach here"),
+    }
+}
+
+fn lock<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    mutex: u16,
+    obs: &mut O,
+) -> Result<Flow, RunError> {
+    let l = mutex_index(m, pid, mutex);
+    obs.write(Resource::Mutex(l));
+    let resuming = st.procs[pid.index()].status == Status::Waiting(Wait::Mutex(l));
+    let lock = &mut st.mutexes[l as usize];
+    if lock.held_by(pid) && !resuming {
+        return Err(RunError::Relock);
+    }
+    match lock.acquire(pid) {
+        crate::world::lock::Acquire::Granted => {
+            if O::EVENTS {
+                obs.event(Event::Lock { mutex });
+            }
+            Ok(Flow::Next)
+        }
+        crate::world::lock::Acquire::Queued { holder } => {
+            st.procs[pid.index()].status = Status::Waiting(Wait::Mutex(l));
+            if O::EVENTS {
+                obs.event(Event::Lock { mutex });
+                obs.event(Event::Waits {
+                    wait: Wait::Mutex(l),
+                    holder: Some(holder),
+                });
+            }
+            Ok(Flow::Blocked)
+        }
+    }
+}
+
+/// The index into `State::mutexes` of mutex `m` on `pid`'s instance.
+#[must_use]
+pub fn mutex_index(model: &Model, pid: Pid, mutex: u16) -> u16 {
+    let inst = model.processes[pid.index()].instance;
+    (inst * model.mutexes.len() + mutex as usize) as u16
+}
+
+pub(super) fn scope<'a>(m: &'a Model, st: &'a State, pid: Pid) -> Scope<'a> {
+    Scope {
+        model: m,
+        state: st,
+        locals: &st.procs[pid.index()].locals,
+        me: Some(pid),
+        row: None,
+    }
+}
+
+pub(super) fn bind(st: &mut State, pid: Pid, into: Option<u16>, v: Value) {
+    if let Some(l) = into {
+        st.procs[pid.index()].locals[l as usize] = v;
+    }
+}
+
+fn fail<O: Observer>(st: &mut State, pid: Pid, e: RunError, obs: &mut O) {
+    if st.procs[pid.index()].in_txn {
+        sql::end_txn(st, pid, false, obs);
+    }
+    st.procs[pid.index()].status = Status::Failed(e);
+    if O::EVENTS {
+        obs.event(Event::Failed(e));
+    }
+}

@@ -1,0 +1,48 @@
+//! Exhaustive exploration: breadth-first search over a visited set with parent links, so the
+//! first counterexample found is a shortest one.
+
+mod bfs;
+mod properties;
+mod switches;
+pub mod waits;
+
+pub use bfs::explore;
+pub use properties::Failure;
+
+use crate::exec::Choice;
+
+/// Bounds on a search. A search that hits one ends with [`Outcome::Incomplete`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub max_states: Option<usize>,
+    pub max_depth: Option<usize>,
+}
+
+/// What the search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every reachable state satisfies every property and none deadlocks.
+    Holds,
+    /// The path (a shortest one, with the fewest context switches among those) to a state
+    /// where `failure` happens.
+    Failed { failure: Failure, path: Vec<Choice> },
+    /// A bound stopped the search before it covered every state.
+    Incomplete { bound: Bound },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    MaxStates(usize),
+    MaxDepth(usize),
+}
+
+/// Counters of one search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Distinct states reached.
+    pub states: usize,
+    /// Transitions taken (edges, including those to known states).
+    pub transitions: usize,
+    /// Length of the longest shortest path from the initial state: the BFS depth reached.
+    pub depth: usize,
+}

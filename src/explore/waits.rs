@@ -1,0 +1,73 @@
+//! The wait-for graph of a state, derived from the processes' `Waiting` statuses.
+
+use crate::ir::{Model, OpKind};
+use crate::world::process::{Status, Wait};
+use crate::world::value::{Pid, Value};
+use crate::world::State;
+use petgraph::algo::tarjan_scc;
+use petgraph::graphmap::DiGraphMap;
+
+/// One edge: `waiter` waits at `wait` for what `holder` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub waiter: Pid,
+    pub wait: Wait,
+    pub holder: Pid,
+}
+
+/// Every wait edge of the state, by waiter.
+#[must_use]
+pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for (i, p) in s.procs.iter().enumerate() {
+        let Status::Waiting(wait) = p.status else {
+            continue;
+        };
+        let waiter = Pid(i as u16);
+        let holder = match wait {
+            Wait::Mutex(l) => s.mutexes[l as usize].holder,
+            Wait::Row { table, row, .. } => s.db.tables[table as usize][row as usize].lock.holder,
+            Wait::Await { .. } => await_owner(m, s, waiter),
+        };
+        if let Some(holder) = holder.filter(|&h| h != waiter) {
+            out.push(Edge {
+                waiter,
+                wait,
+                holder,
+            });
+        }
+    }
+    out
+}
+
+/// The process named by the value of the key an `await` polls (a lock token), if any.
+fn await_owner(m: &Model, s: &State, pid: Pid) -> Option<Pid> {
+    let op = &m.program(pid).ops[s.procs[pid.index()].pc as usize];
+    let OpKind::AwaitRedis { cmd, .. } = &op.kind else {
+        return None;
+    };
+    match s.redis.get(cmd.key())?.value {
+        Value::Pid(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// A cycle of waits, if there is one: the edges in order, starting at the smallest pid.
+#[must_use]
+pub fn cycle(m: &Model, s: &State) -> Option<Vec<Edge>> {
+    let edges = edges(m, s);
+    let g: DiGraphMap<u16, ()> = edges.iter().map(|e| (e.waiter.0, e.holder.0)).collect();
+    let scc = tarjan_scc(&g).into_iter().find(|c| c.len() > 1)?;
+    let start = *scc.iter().min()?;
+    let mut out = Vec::new();
+    let mut at = start;
+    loop {
+        let e = *edges.iter().find(|e| e.waiter.0 == at)?;
+        out.push(e);
+        at = e.holder.0;
+        if at == start || out.len() > edges.len() {
+            break;
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,213 @@
+//! Syntax tree of a model file as written: names unresolved, durations in milliseconds.
+
+use std::collections::BTreeSet;
+
+use crate::ir::{BinOp, ColumnType, PropertyKind, Span, UnOp};
+
+/// A name with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Decl {
+    pub kind: DeclKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum DeclKind {
+    Model(String),
+    About(String),
+    /// `db postgres [isolation read_committed]`: the only flavour and level, checked when parsed.
+    Db,
+    Table {
+        name: Name,
+        columns: Vec<ColumnDef>,
+    },
+    Row {
+        table: Name,
+        values: Vec<Lit>,
+    },
+    Ghost {
+        name: Name,
+        init: i64,
+    },
+    Mutex(Name),
+    /// `timing bounded`, the only timing, checked when parsed.
+    Timing,
+    Process(ProcessDecl),
+    Fault {
+        group: Name,
+        budget: u8,
+    },
+    Property {
+        kind: PropertyKind,
+        name: Name,
+        expr: Expr,
+    },
+    Expect(ExpectDecl),
+}
+
+#[derive(Clone, Debug)]
+pub struct ColumnDef {
+    pub name: Name,
+    pub ty: ColumnType,
+    /// The `primary key` words, when present.
+    pub pk: Option<Span>,
+}
+
+/// A literal value in a `row`, a cell reference or an expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LitKind {
+    Int(i64),
+    Str(String),
+    Null,
+}
+
+#[derive(Clone, Debug)]
+pub struct Lit {
+    pub kind: LitKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct ProcessDecl {
+    pub name: Name,
+    pub count: usize,
+    pub on: Option<Name>,
+    pub body: Block,
+    /// `process name[N] [on inst]`: where the group is declared.
+    pub header: Span,
+    /// The closing brace: where falling off the end happens.
+    pub end: Span,
+    /// Every local assigned or bound by `into` in the body (found from tokens, so statements
+    /// that failed to parse still count).
+    pub defined: BTreeSet<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExpectDecl {
+    Holds,
+    Violated(Name),
+    Deadlock,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GhostOp {
+    Set,
+    Add,
+    Sub,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    SetLocal {
+        name: Name,
+        expr: Expr,
+    },
+    SetGhost {
+        name: Name,
+        op: GhostOp,
+        expr: Expr,
+    },
+    If {
+        arms: Vec<(Expr, Block)>,
+        otherwise: Option<Block>,
+    },
+    Repeat {
+        count: u32,
+        body: Block,
+    },
+    Break,
+    Return(Option<String>),
+    Work(u64),
+    Sleep(u64),
+    Lock(Name),
+    Unlock(Name),
+    Sql(Box<SqlText>),
+    Redis {
+        cmd: RedisAst,
+        into: Option<Name>,
+        wait: bool,
+    },
+    Atomic(Block),
+}
+
+/// A SQL statement: the text as written and sqlparser's reading of it.
+#[derive(Clone, Debug)]
+pub struct SqlText {
+    /// `None` when sqlparser rejected the text (already reported).
+    pub stmt: Option<sqlparser::ast::Statement>,
+    pub text: String,
+    /// Byte offset of `text` in the source.
+    pub base: usize,
+    pub into: Vec<Name>,
+    /// The words of the text, for pointing at clauses sqlparser gives no span for.
+    pub words: Vec<Name>,
+}
+
+impl SqlText {
+    pub fn span(&self) -> Span {
+        Span::new(self.base, self.base + self.text.len())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum RedisAst {
+    Set {
+        key: Name,
+        value: Expr,
+        nx: bool,
+        px: Option<u64>,
+    },
+    Get(Name),
+    Del(Name),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Lit(LitKind),
+    Bool(bool),
+    Local(String),
+    Me,
+    /// A bare name: a ghost.
+    Name(String),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `t[pk].col`
+    Cell {
+        table: Name,
+        pk: Lit,
+        column: Name,
+    },
+    /// `redis(key)`
+    Key(Name),
+    /// `count(group, status)`
+    Count {
+        group: Name,
+        status: Name,
+    },
+    /// `status(group[i], status)`; the index may be left out for a group of one.
+    Status {
+        group: Name,
+        index: Option<Lit>,
+        status: Name,
+    },
+}

@@ -1,0 +1,247 @@
+//! Grammar of expressions: or < and < not < comparison < + - < * / < unary minus < primary.
+
+use super::ast::{Expr, ExprKind, LitKind, Name};
+use super::diag::Diagnostic;
+use super::lexer::Tok;
+use super::parser::{is_null, PResult, Parser};
+use super::suggest;
+use crate::ir::{BinOp, Span, UnOp};
+
+fn binary(op: BinOp, left: Expr, right: Expr) -> Expr {
+    let span = Span {
+        start: left.span.start,
+        end: right.span.end,
+    };
+    Expr {
+        kind: ExprKind::Binary(op, Box::new(left), Box::new(right)),
+        span,
+    }
+}
+
+fn comparison(tok: &Tok) -> Option<BinOp> {
+    Some(match tok {
+        Tok::Punct("=" | "==") => BinOp::Eq,
+        Tok::Punct("<>" | "!=") => BinOp::Ne,
+        Tok::Punct("<") => BinOp::Lt,
+        Tok::Punct("<=") => BinOp::Le,
+        Tok::Punct(">") => BinOp::Gt,
+        Tok::Punct(">=") => BinOp::Ge,
+        _ => return None,
+    })
+}
+
+impl Parser<'_> {
+    pub fn expr(&mut self) -> PResult<Expr> {
+        self.nested(Self::or_expr)
+    }
+
+    fn or_expr(&mut self) -> PResult<Expr> {
+        let mut left = self.and_expr()?;
+        while self.eat_word("or") {
+            left = binary(BinOp::Or, left, self.and_expr()?);
+        }
+        Ok(left)
+    }
+
+    fn and_expr(&mut self) -> PResult<Expr> {
+        let mut left = self.not_expr()?;
+        while self.eat_word("and") {
+            left = binary(BinOp::And, left, self.not_expr()?);
+        }
+        Ok(left)
+    }
+
+    fn not_expr(&mut self) -> PResult<Expr> {
+        if !self.at_word("not") {
+            return self.cmp_expr();
+        }
+        let start = self.bump().span;
+        let inner = self.nested(Self::not_expr)?;
+        let span = Span {
+            start: start.start,
+            end: inner.span.end,
+        };
+        let kind = ExprKind::Unary(UnOp::Not, Box::new(inner));
+        Ok(Expr { kind, span })
+    }
+
+    fn cmp_expr(&mut self) -> PResult<Expr> {
+        let mut left = self.sum()?;
+        while let Some(op) = comparison(&self.peek().tok) {
+            self.bump();
+            left = binary(op, left, self.sum()?);
+        }
+        Ok(left)
+    }
+
+    fn sum(&mut self) -> PResult<Expr> {
+        let mut left = self.product()?;
+        loop {
+            let op = match self.peek().tok {
+                Tok::Punct("+") => BinOp::Add,
+                Tok::Punct("-") => BinOp::Sub,
+                _ => return Ok(left),
+            };
+            self.bump();
+            left = binary(op, left, self.product()?);
+        }
+    }
+
+    fn product(&mut self) -> PResult<Expr> {
+        let mut left = self.unary()?;
+        loop {
+            let op = match self.peek().tok {
+                Tok::Punct("*") => BinOp::Mul,
+                Tok::Punct("/") => BinOp::Div,
+                _ => return Ok(left),
+            };
+            self.bump();
+            left = binary(op, left, self.unary()?);
+        }
+    }
+
+    /// `-e`; a negated integer literal folds into the literal.
+    fn unary(&mut self) -> PResult<Expr> {
+        if !self.at_punct("-") {
+            return self.primary();
+        }
+        let start = self.bump().span;
+        let inner = self.nested(Self::unary)?;
+        let span = Span {
+            start: start.start,
+            end: inner.span.end,
+        };
+        let kind = match inner.kind {
+            ExprKind::Lit(LitKind::Int(v)) => ExprKind::Lit(LitKind::Int(v.wrapping_neg())),
+            other => ExprKind::Unary(
+                UnOp::Neg,
+                Box::new(Expr {
+                    kind: other,
+                    ..inner
+                }),
+            ),
+        };
+        Ok(Expr { kind, span })
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let t = self.peek().clone();
+        let kind = match t.tok {
+            Tok::Num {
+                suffix: Some(_), ..
+            } => {
+                let d = Diagnostic::new("unexpected unit", t.span, "a plain number is needed here")
+                    .with_hint("durations only follow `work`, `sleep` and `PX`");
+                return self.fail(d);
+            }
+            Tok::Num { value, .. } => ExprKind::Lit(LitKind::Int(value)),
+            Tok::Str(s) => ExprKind::Lit(LitKind::Str(s)),
+            Tok::Local(name) if name == "me" => ExprKind::Me,
+            Tok::Local(name) => ExprKind::Local(name),
+            Tok::Punct("(") => return self.parenthesised(),
+            Tok::Word(w) => return self.word_expr(w),
+            _ => return self.unexpected("an expression"),
+        };
+        self.bump();
+        Ok(Expr { kind, span: t.span })
+    }
+
+    fn parenthesised(&mut self) -> PResult<Expr> {
+        let start = self.bump().span;
+        let inner = self.expr()?;
+        let end = self.expect_punct(")")?;
+        let span = Span {
+            start: start.start,
+            end: end.end,
+        };
+        Ok(Expr { span, ..inner })
+    }
+
+    /// A word: a literal keyword, a ghost, `t[pk].col`, or `redis(…)`/`count(…)`/`status(…)`.
+    fn word_expr(&mut self, word: String) -> PResult<Expr> {
+        let lower = word.to_ascii_lowercase();
+        if matches!(lower.as_str(), "and" | "or" | "not") {
+            return self.unexpected("an expression");
+        }
+        let start = self.pos;
+        let name = self.name("a name")?;
+        let kind = if is_null(&word) {
+            ExprKind::Lit(LitKind::Null)
+        } else if lower == "true" || lower == "false" {
+            ExprKind::Bool(lower == "true")
+        } else if self.at_punct("(") {
+            self.call(&lower, &name)?
+        } else if self.at_punct("[") {
+            self.cell(name)?
+        } else {
+            ExprKind::Name(word)
+        };
+        Ok(Expr {
+            kind,
+            span: self.span_from(start),
+        })
+    }
+
+    fn call(&mut self, function: &str, name: &Name) -> PResult<ExprKind> {
+        const FUNCTIONS: [&str; 3] = ["redis", "count", "status"];
+        if !FUNCTIONS.contains(&function) {
+            let hint = suggest::hint(&name.text, FUNCTIONS, "functions are", "");
+            let msg = format!("unknown function \"{}\"", name.text);
+            let d = Diagnostic::new(msg, name.span, "unknown function").with_hint(hint);
+            return self.fail(d);
+        }
+        self.bump();
+        let kind = match function {
+            "redis" => ExprKind::Key(self.redis_key_name()?),
+            "count" => {
+                let group = self.name("a process group")?;
+                self.expect_punct(",")?;
+                let status = self.name("a status (running, waiting, done or crashed)")?;
+                ExprKind::Count { group, status }
+            }
+            _ => self.status_call()?,
+        };
+        self.expect_punct(")")?;
+        Ok(kind)
+    }
+
+    fn redis_key_name(&mut self) -> PResult<Name> {
+        let t = self.peek().clone();
+        match t.tok {
+            Tok::Word(text) | Tok::Str(text) => {
+                self.bump();
+                Ok(Name { text, span: t.span })
+            }
+            _ => self.unexpected("a Redis key (a name or a string)"),
+        }
+    }
+
+    /// The inside of `status(group[i], status)`.
+    fn status_call(&mut self) -> PResult<ExprKind> {
+        let group = self.name("a process, like `buyer[0]`")?;
+        let index = if self.eat_punct("[") {
+            let lit = self.literal()?;
+            self.expect_punct("]")?;
+            Some(lit)
+        } else {
+            None
+        };
+        self.expect_punct(",")?;
+        let status = self.name("a status (running, waiting, done or crashed)")?;
+        Ok(ExprKind::Status {
+            group,
+            index,
+            status,
+        })
+    }
+
+    /// `t[pk].col`
+    fn cell(&mut self, table: Name) -> PResult<ExprKind> {
+        self.bump();
+        let pk = self.literal()?;
+        self.expect_punct("]")?;
+        self.expect_punct(".")?;
+        let column = self.name("a column name")?;
+        Ok(ExprKind::Cell { table, pk, column })
+    }
+}

@@ -1,0 +1,325 @@
+//! Lowering of a process body: structured statements to a flat op list with jumps.
+
+use super::ast::{Block, GhostOp, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
+use super::diag::Diagnostic;
+use super::lower_expr::{self, Locals, Place};
+use super::scope::Cx;
+use super::sql::lower_sql;
+use crate::ir::{BinOp, Expr, Op, OpKind, Program, RedisCmd, Span, SqlStmt, Value};
+
+/// Lowers a group's body; durations stay in milliseconds until [`apply_tick`].
+pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> Program {
+    let mut builder = Builder {
+        cx,
+        locals: Locals::new(decl.defined.clone()),
+        loops: Vec::new(),
+        in_atomic: false,
+        repeats: 0,
+    };
+    let mut ops = Vec::new();
+    builder.block(&decl.body, &mut ops);
+    ops.push(Op {
+        kind: OpKind::Return { outcome: None },
+        span: decl.end,
+    });
+    Program {
+        ops,
+        locals: builder.locals.into_names(),
+    }
+}
+
+struct Builder<'a, 'd> {
+    cx: &'a mut Cx<'d>,
+    locals: Locals,
+    /// Open loops, innermost last, with their `break` jumps to patch; `None` marks an
+    /// `atomic` boundary, which `break` may not cross.
+    loops: Vec<Option<Vec<usize>>>,
+    in_atomic: bool,
+    repeats: usize,
+}
+
+fn push(ops: &mut Vec<Op>, kind: OpKind, span: Span) -> usize {
+    ops.push(Op { kind, span });
+    ops.len() - 1
+}
+
+/// Points the jump at `at` to `target`.
+fn patch(ops: &mut [Op], at: usize, target: usize) {
+    match &mut ops[at].kind {
+        OpKind::Jump(t) | OpKind::JumpUnless { target: t, .. } => *t = target as u32,
+        _ => {}
+    }
+}
+
+/// What a statement is called when refused inside `atomic`; `None` if allowed there.
+fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
+    Some(match kind {
+        StmtKind::Sql(_) => "SQL",
+        StmtKind::Lock(_) => "`lock`",
+        StmtKind::Unlock(_) => "`unlock`",
+        StmtKind::Work(_) => "`work`",
+        StmtKind::Sleep(_) => "`sleep`",
+        StmtKind::Redis { wait: true, .. } => "`await`",
+        StmtKind::Atomic(_) => "a nested `atomic`",
+        StmtKind::Return(_) => "`return`",
+        _ => return None,
+    })
+}
+
+impl Builder<'_, '_> {
+    fn block(&mut self, stmts: &Block, ops: &mut Vec<Op>) {
+        for s in stmts {
+            self.stmt(s, ops);
+        }
+    }
+
+    fn code(&mut self, e: &super::ast::Expr) -> Expr {
+        lower_expr::lower(self.cx, &mut Place::Code(&mut self.locals), e)
+    }
+
+    fn stmt(&mut self, s: &Stmt, ops: &mut Vec<Op>) {
+        if let (true, Some(what)) = (self.in_atomic, refused_in_atomic(&s.kind)) {
+            let d = Diagnostic::new(
+                format!("{what} is not allowed inside `atomic`"),
+                s.span,
+                "not allowed here",
+            )
+            .with_hint(
+                "an atomic block runs Redis commands and local code as one step, like a Lua script",
+            );
+            self.cx.report(d);
+            return;
+        }
+        let kind = match &s.kind {
+            StmtKind::SetLocal { name, expr } => {
+                let expr = self.code(expr);
+                OpKind::Assign {
+                    local: self.locals.bind(&name.text),
+                    expr,
+                }
+            }
+            StmtKind::SetGhost { name, op, expr } => match self.set_ghost(name, *op, expr) {
+                Some(kind) => kind,
+                None => return,
+            },
+            StmtKind::If { arms, otherwise } => return self.if_stmt(arms, otherwise.as_ref(), ops),
+            StmtKind::Repeat { count, body } => return self.repeat(*count, body, s.span, ops),
+            StmtKind::Break => return self.break_stmt(s.span, ops),
+            StmtKind::Return(outcome) => OpKind::Return {
+                outcome: outcome.as_ref().map(|o| self.cx.intern(o)),
+            },
+            StmtKind::Work(ms) => OpKind::Work {
+                ticks: self.ms(*ms),
+            },
+            StmtKind::Sleep(ms) => OpKind::Sleep {
+                ticks: self.ms(*ms),
+            },
+            StmtKind::Lock(m) => match self.cx.mutex(m) {
+                Some(mutex) => OpKind::Lock { mutex },
+                None => return,
+            },
+            StmtKind::Unlock(m) => match self.cx.mutex(m) {
+                Some(mutex) => OpKind::Unlock { mutex },
+                None => return,
+            },
+            StmtKind::Sql(sql) => match self.sql(sql) {
+                Some(kind) => kind,
+                None => return,
+            },
+            StmtKind::Redis { cmd, into, wait } => {
+                let cmd = self.redis(cmd);
+                let into = into.as_ref().map(|n| self.locals.bind(&n.text));
+                if *wait {
+                    OpKind::AwaitRedis { cmd, into }
+                } else {
+                    OpKind::Redis { cmd, into }
+                }
+            }
+            StmtKind::Atomic(body) => self.atomic(body),
+        };
+        push(ops, kind, s.span);
+    }
+
+    /// Records a duration; it stays in milliseconds until the tick is known.
+    fn ms(&mut self, ms: u64) -> u32 {
+        self.cx.durations.push(ms);
+        ms as u32
+    }
+
+    fn set_ghost(
+        &mut self,
+        name: &super::ast::Name,
+        op: GhostOp,
+        e: &super::ast::Expr,
+    ) -> Option<OpKind> {
+        let ghost = self.cx.ghost(name);
+        let value = self.code(e);
+        let ghost = ghost?;
+        let expr = match op {
+            GhostOp::Set => value,
+            GhostOp::Add => Expr::Binary(BinOp::Add, Box::new(Expr::Ghost(ghost)), Box::new(value)),
+            GhostOp::Sub => Expr::Binary(BinOp::Sub, Box::new(Expr::Ghost(ghost)), Box::new(value)),
+        };
+        Some(OpKind::SetGhost { ghost, expr })
+    }
+
+    fn if_stmt(
+        &mut self,
+        arms: &[(super::ast::Expr, Block)],
+        otherwise: Option<&Block>,
+        ops: &mut Vec<Op>,
+    ) {
+        let mut to_end = Vec::new();
+        for (i, (cond, body)) in arms.iter().enumerate() {
+            let c = self.code(cond);
+            let test = push(ops, OpKind::JumpUnless { cond: c, target: 0 }, cond.span);
+            self.block(body, ops);
+            if i + 1 < arms.len() || otherwise.is_some() {
+                to_end.push(push(ops, OpKind::Jump(0), cond.span));
+            }
+            let next = ops.len();
+            patch(ops, test, next);
+        }
+        if let Some(body) = otherwise {
+            self.block(body, ops);
+        }
+        let end = ops.len();
+        for at in to_end {
+            patch(ops, at, end);
+        }
+    }
+
+    /// `#repeatK = 0; head: unless #repeatK < N goto end; #repeatK += 1; body; goto head; end:`
+    fn repeat(&mut self, count: u32, body: &Block, span: Span, ops: &mut Vec<Op>) {
+        self.repeats += 1;
+        let counter = self.locals.bind(&format!("#repeat{}", self.repeats));
+        let int = |v: i64| Box::new(Expr::Lit(Value::Int(v)));
+        let zero = OpKind::Assign {
+            local: counter,
+            expr: Expr::Lit(Value::Int(0)),
+        };
+        push(ops, zero, span);
+        let cond = Expr::Binary(
+            BinOp::Lt,
+            Box::new(Expr::Local(counter)),
+            int(i64::from(count)),
+        );
+        let head = push(ops, OpKind::JumpUnless { cond, target: 0 }, span);
+        let step = Expr::Binary(BinOp::Add, Box::new(Expr::Local(counter)), int(1));
+        push(
+            ops,
+            OpKind::Assign {
+                local: counter,
+                expr: step,
+            },
+            span,
+        );
+        self.loops.push(Some(Vec::new()));
+        self.block(body, ops);
+        let breaks = self.loops.pop().flatten().unwrap_or_default();
+        push(ops, OpKind::Jump(head as u32), span);
+        let end = ops.len();
+        patch(ops, head, end);
+        for at in breaks {
+            patch(ops, at, end);
+        }
+    }
+
+    fn break_stmt(&mut self, span: Span, ops: &mut Vec<Op>) {
+        let at = push(ops, OpKind::Jump(0), span);
+        match self.loops.last_mut() {
+            Some(Some(breaks)) => breaks.push(at),
+            innermost => {
+                ops.pop();
+                let (msg, hint) = if innermost.is_some() {
+                    ("`break` cannot leave an `atomic` block", "put the loop inside the atomic block, or the atomic block inside the loop without `break`")
+                } else {
+                    (
+                        "`break` outside a loop",
+                        "`break` leaves the innermost `repeat`",
+                    )
+                };
+                self.cx
+                    .report(Diagnostic::new(msg, span, "no loop to leave").with_hint(hint));
+            }
+        }
+    }
+
+    fn atomic(&mut self, body: &Block) -> OpKind {
+        let mut inner = Vec::new();
+        self.in_atomic = true;
+        self.loops.push(None);
+        self.block(body, &mut inner);
+        self.loops.pop();
+        self.in_atomic = false;
+        OpKind::Atomic { body: inner }
+    }
+
+    fn redis(&mut self, cmd: &RedisAst) -> RedisCmd {
+        match cmd {
+            RedisAst::Set { key, value, nx, px } => RedisCmd::Set {
+                key: self.cx.intern(&key.text),
+                value: self.code(value),
+                nx: *nx,
+                px: px.map(|ms| self.ms(ms)),
+            },
+            RedisAst::Get(key) => RedisCmd::Get {
+                key: self.cx.intern(&key.text),
+            },
+            RedisAst::Del(key) => RedisCmd::Del {
+                key: self.cx.intern(&key.text),
+            },
+        }
+    }
+
+    fn sql(&mut self, sql: &SqlText) -> Option<OpKind> {
+        let into: Vec<u16> = sql.into.iter().map(|n| self.locals.bind(&n.text)).collect();
+        let stmt = lower_sql(self.cx, &mut self.locals, sql)?;
+        let (wanted, what) = match &stmt {
+            SqlStmt::Select { columns, .. } => (columns.len(), "the columns the select reads"),
+            SqlStmt::Update { .. } => (1, "one local: the number of rows updated"),
+            _ => (0, "nothing: transaction control returns no value"),
+        };
+        if !sql.into.is_empty() && sql.into.len() != wanted {
+            self.arity_error(sql, wanted, what);
+            return None;
+        }
+        Some(OpKind::Sql { stmt, into })
+    }
+
+    fn arity_error(&mut self, sql: &SqlText, wanted: usize, what: &str) {
+        let (first, last) = (&sql.into[0], &sql.into[sql.into.len() - 1]);
+        let span = Span {
+            start: first.span.start,
+            end: last.span.end,
+        };
+        let n = sql.into.len();
+        let msg = format!(
+            "`into` binds {n} local{} but the statement gives {wanted}",
+            if n == 1 { "" } else { "s" }
+        );
+        let d = Diagnostic::new(msg, span, format!("{n} here"))
+            .with_hint(format!("`into` takes {what}"));
+        self.cx.report(d);
+    }
+}
+
+/// Divides every duration in `ops` (and atomic bodies) by the tick.
+pub fn apply_tick(ops: &mut [Op], tick: u64) {
+    let scale = |t: &mut u32| *t = (u64::from(*t) / tick) as u32;
+    for op in ops {
+        match &mut op.kind {
+            OpKind::Work { ticks } | OpKind::Sleep { ticks } => scale(ticks),
+            OpKind::Redis {
+                cmd: RedisCmd::Set { px: Some(px), .. },
+                ..
+            }
+            | OpKind::AwaitRedis {
+                cmd: RedisCmd::Set { px: Some(px), .. },
+                ..
+            } => scale(px),
+            OpKind::Atomic { body } => apply_tick(body, tick),
+            _ => {}
+        }
+    }
+}

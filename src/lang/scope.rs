@@ -1,0 +1,122 @@
+//! What lowering knows so far: symbols, tables, ghosts, mutexes, groups; name lookups with hints.
+
+use indexmap::IndexSet;
+
+use super::ast::Name;
+use super::diag::Diagnostic;
+use super::suggest;
+use crate::ir::{Ghost, Span, Sym, Table};
+
+/// A declared process group, before its program is lowered.
+#[derive(Clone, Debug)]
+pub struct GroupInfo {
+    pub name: String,
+    pub count: usize,
+    pub first: usize,
+}
+
+pub struct Cx<'d> {
+    pub source: &'d str,
+    pub diags: &'d mut Vec<Diagnostic>,
+    pub symbols: IndexSet<String>,
+    pub tables: Vec<Table>,
+    pub ghosts: Vec<Ghost>,
+    pub mutexes: Vec<String>,
+    pub groups: Vec<GroupInfo>,
+    /// Every duration written in the file, in milliseconds (for the tick).
+    pub durations: Vec<u64>,
+}
+
+impl<'d> Cx<'d> {
+    pub fn new(source: &'d str, diags: &'d mut Vec<Diagnostic>) -> Self {
+        let mut symbols = IndexSet::new();
+        symbols.insert("OK".to_string());
+        Cx {
+            source,
+            diags,
+            symbols,
+            tables: Vec::new(),
+            ghosts: Vec::new(),
+            mutexes: Vec::new(),
+            groups: Vec::new(),
+            durations: Vec::new(),
+        }
+    }
+
+    pub fn intern(&mut self, s: &str) -> Sym {
+        let (index, _) = self.symbols.insert_full(s.to_string());
+        Sym(index as u32)
+    }
+
+    pub fn report(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// 1-based line of a span, for "first declared on line N".
+    pub fn line(&self, span: Span) -> usize {
+        let end = (span.start as usize).min(self.source.len());
+        self.source.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    /// The index of `name` among `known`, or reports it with a did-you-mean or the list.
+    /// `what` is `[message, label, listing, none]`.
+    fn find(&mut self, name: &Name, known: &[String], what: [&str; 4]) -> Option<usize> {
+        if let Some(i) = known.iter().position(|k| *k == name.text) {
+            return Some(i);
+        }
+        let [message, label, listing, none] = what;
+        let hint = suggest::hint(&name.text, known.iter().map(String::as_str), listing, none);
+        let d = Diagnostic::new(message, name.span, label).with_hint(hint);
+        self.report(d);
+        None
+    }
+
+    pub fn table(&mut self, name: &Name) -> Option<u16> {
+        let known: Vec<String> = self.tables.iter().map(|t| t.name.clone()).collect();
+        let msg = format!("unknown table \"{}\"", name.text);
+        let none = "no table is declared: add `table NAME (...)`";
+        let what = [msg.as_str(), "no such table", "tables are", none];
+        self.find(name, &known, what).map(|i| i as u16)
+    }
+
+    pub fn column(&mut self, table: u16, name: &Name) -> Option<u16> {
+        let t = &self.tables[table as usize];
+        let known: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
+        let msg = format!("unknown column \"{}\" in table \"{}\"", name.text, t.name);
+        let listing = format!("the columns of `{}` are", t.name);
+        let what = [msg.as_str(), "no such column", listing.as_str(), ""];
+        self.find(name, &known, what).map(|i| i as u16)
+    }
+
+    pub fn ghost(&mut self, name: &Name) -> Option<u16> {
+        let known: Vec<String> = self.ghosts.iter().map(|g| g.name.clone()).collect();
+        let msg = format!("unknown ghost \"{}\"", name.text);
+        let none = "no ghost is declared: add `ghost NAME = 0`";
+        let what = [msg.as_str(), "no such ghost", "ghosts are", none];
+        self.find(name, &known, what).map(|i| i as u16)
+    }
+
+    pub fn mutex(&mut self, name: &Name) -> Option<u16> {
+        let known = self.mutexes.clone();
+        let msg = format!("unknown mutex \"{}\"", name.text);
+        let none = "no mutex is declared: add `mutex NAME`";
+        let what = [msg.as_str(), "no such mutex", "mutexes are", none];
+        self.find(name, &known, what).map(|i| i as u16)
+    }
+
+    pub fn group(&mut self, name: &Name) -> Option<usize> {
+        let known: Vec<String> = self.groups.iter().map(|g| g.name.clone()).collect();
+        let msg = format!("unknown process group \"{}\"", name.text);
+        let what = [
+            msg.as_str(),
+            "no such group",
+            "process groups are",
+            "no process is declared",
+        ];
+        self.find(name, &known, what)
+    }
+}

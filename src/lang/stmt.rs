@@ -1,0 +1,420 @@
+//! Grammar of process code: blocks, assignments, control flow, delays, locks, Redis commands.
+
+use super::ast::{Block, GhostOp, Name, RedisAst, Stmt, StmtKind};
+use super::decls::DECLARATIONS;
+use super::diag::Diagnostic;
+use super::lexer::Tok;
+use super::parser::{PResult, Parser};
+use super::suggest;
+use crate::ir::Span;
+
+const STATEMENTS: [&str; 20] = [
+    "if", "else", "repeat", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
+    "await", "begin", "start", "commit", "rollback", "select", "update", "SET", "GET", "DEL",
+];
+
+/// Words that start a SQL statement (INSERT and DELETE parse, to be reported as unsupported).
+const SQL_STARTS: [&str; 8] = [
+    "select", "update", "begin", "start", "commit", "rollback", "insert", "delete",
+];
+
+impl Parser<'_> {
+    /// `{ stmt* }`: the statements and the closing brace's span.
+    pub fn block(&mut self) -> PResult<(Block, Span)> {
+        let open = self.expect_punct("{")?;
+        self.nested(|p| Ok(p.block_rest(open)))
+    }
+
+    fn block_rest(&mut self, open: Span) -> (Block, Span) {
+        let mut stmts = Vec::new();
+        loop {
+            let before = self.pos;
+            self.skip_separators();
+            if self.at_declaration() {
+                self.pos = before;
+                return (stmts, self.unclosed(open));
+            }
+            match self.peek().tok {
+                Tok::Punct("}") => return (stmts, self.bump().span),
+                Tok::Eof => return (stmts, self.unclosed(open)),
+                _ => {}
+            }
+            let start = self.pos;
+            match self.stmt() {
+                Ok(kind) => {
+                    let span = self.span_from(start);
+                    stmts.push(Stmt { kind, span });
+                    self.end_of_stmt();
+                }
+                Err(()) => self.skip_statement(),
+            }
+        }
+    }
+
+    /// Reports a block left open; the program ends where the text stopped.
+    fn unclosed(&mut self, open: Span) -> Span {
+        let d = Diagnostic::new("unclosed `{`", open, "this `{` is never closed")
+            .with_hint("add the missing `}`");
+        self.diags.push(d);
+        let end = self.toks[self.pos.saturating_sub(1)].span.end;
+        Span { start: end, end }
+    }
+
+    /// A top-level declaration keyword at the start of a line inside a block means the block
+    /// was left open: stop there so the declaration is read as one.
+    fn at_declaration(&self) -> bool {
+        let Tok::Word(w) = &self.peek().tok else {
+            return false;
+        };
+        let line_start = self.pos == 0 || self.toks[self.pos - 1].tok == Tok::Newline;
+        let assigns = matches!(self.peek_at(1).tok, Tok::Punct("=" | "+=" | "-="));
+        line_start && !assigns && DECLARATIONS.contains(&w.to_ascii_lowercase().as_str())
+    }
+
+    fn end_of_stmt(&mut self) {
+        if !self.at_stmt_end() {
+            let _ = self.unexpected::<()>("the end of the statement");
+            self.skip_statement();
+        }
+    }
+
+    fn stmt(&mut self) -> PResult<StmtKind> {
+        match self.peek().tok.clone() {
+            Tok::Local(name) => self.set_local(name),
+            Tok::Word(w) => {
+                let assigns = matches!(self.peek_at(1).tok, Tok::Punct("=" | "+=" | "-="));
+                if assigns {
+                    return self.set_ghost();
+                }
+                self.keyword_stmt(&w)
+            }
+            _ => self.unexpected("a statement"),
+        }
+    }
+
+    fn keyword_stmt(&mut self, word: &str) -> PResult<StmtKind> {
+        let lower = word.to_ascii_lowercase();
+        if SQL_STARTS.contains(&lower.as_str()) {
+            return self.sql_stmt();
+        }
+        let kind = match lower.as_str() {
+            "set" | "get" | "del" => return self.redis(false),
+            "if" => return self.if_stmt(),
+            "repeat" => return self.repeat(),
+            "return" => return self.return_stmt(),
+            "work" | "sleep" => return self.delay(lower == "work"),
+            "lock" | "unlock" => return self.lock(lower == "lock"),
+            "await" => return self.await_stmt(),
+            "atomic" => {
+                self.bump();
+                return Ok(StmtKind::Atomic(self.block()?.0));
+            }
+            "break" => StmtKind::Break,
+            "else" => {
+                let d = Diagnostic::new("`else` without `if`", self.peek().span, "no `if` here")
+                    .with_hint("`else` goes right after the `}` of an `if` block");
+                return self.fail(d);
+            }
+            _ => return self.unknown_statement(word),
+        };
+        self.bump();
+        Ok(kind)
+    }
+
+    fn unknown_statement<T>(&mut self, word: &str) -> PResult<T> {
+        let span = self.peek().span;
+        let hint = match suggest::closest(word, STATEMENTS) {
+            Some(best) => format!("did you mean `{best}`?"),
+            None => "a statement starts with a keyword, a SQL or Redis command, `$local =` \
+                     or `ghost =`"
+                .to_string(),
+        };
+        let msg = format!("unknown statement \"{word}\"");
+        self.fail(Diagnostic::new(msg, span, "not a statement").with_hint(hint))
+    }
+
+    /// `$x = expr`
+    fn set_local(&mut self, name: String) -> PResult<StmtKind> {
+        let t = self.bump();
+        if name == "me" {
+            let d = Diagnostic::new("cannot assign to `$me`", t.span, "`$me` is read-only")
+                .with_hint("`$me` is the running process; pick another name");
+            return self.fail(d);
+        }
+        self.expect_punct("=")?;
+        let expr = self.expr()?;
+        let name = Name {
+            text: name,
+            span: t.span,
+        };
+        Ok(StmtKind::SetLocal { name, expr })
+    }
+
+    /// `g = e`, `g += e`, `g -= e`
+    fn set_ghost(&mut self) -> PResult<StmtKind> {
+        let name = self.name("a ghost name")?;
+        let op = match self.bump().tok {
+            Tok::Punct("+=") => GhostOp::Add,
+            Tok::Punct("-=") => GhostOp::Sub,
+            _ => GhostOp::Set,
+        };
+        let expr = self.expr()?;
+        Ok(StmtKind::SetGhost { name, op, expr })
+    }
+
+    /// `if e { … } [else if e { … }]* [else { … }]`
+    fn if_stmt(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let mut arms = vec![self.arm()?];
+        let mut otherwise = None;
+        loop {
+            self.skip_newlines_before(|p| p.at_word("else"));
+            if !self.eat_word("else") {
+                break;
+            }
+            if self.eat_word("if") {
+                arms.push(self.arm()?);
+            } else {
+                self.skip_newlines_before(|p| p.at_punct("{"));
+                otherwise = Some(self.block()?.0);
+                break;
+            }
+        }
+        Ok(StmtKind::If { arms, otherwise })
+    }
+
+    fn arm(&mut self) -> PResult<(super::ast::Expr, Block)> {
+        let cond = self.expr()?;
+        self.skip_newlines_before(|p| p.at_punct("{"));
+        Ok((cond, self.block()?.0))
+    }
+
+    /// `repeat N { … }`
+    fn repeat(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let count = self.count("the repeat count", 1..=1_000_000)? as u32;
+        self.skip_newlines_before(|p| p.at_punct("{"));
+        let body = self.block()?.0;
+        Ok(StmtKind::Repeat { count, body })
+    }
+
+    /// `return ["outcome"]`
+    fn return_stmt(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        if self.at_stmt_end() {
+            return Ok(StmtKind::Return(None));
+        }
+        let (outcome, _) = self.string("an outcome string or the end of the statement")?;
+        Ok(StmtKind::Return(Some(outcome)))
+    }
+
+    /// `work 100ms` / `sleep 2s`
+    fn delay(&mut self, work: bool) -> PResult<StmtKind> {
+        self.bump();
+        let (ms, _) = self.duration()?;
+        Ok(if work {
+            StmtKind::Work(ms)
+        } else {
+            StmtKind::Sleep(ms)
+        })
+    }
+
+    /// `lock m` / `unlock m`
+    fn lock(&mut self, lock: bool) -> PResult<StmtKind> {
+        self.bump();
+        let name = self.name("a mutex name")?;
+        Ok(if lock {
+            StmtKind::Lock(name)
+        } else {
+            StmtKind::Unlock(name)
+        })
+    }
+
+    /// A positive duration with a unit, in milliseconds.
+    pub fn duration(&mut self) -> PResult<(u64, Span)> {
+        let t = self.peek().clone();
+        let Tok::Num { value, suffix } = t.tok else {
+            return self.unexpected("a duration like `100ms` or `2s`");
+        };
+        self.bump();
+        let factor = match suffix.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("ms") => 1,
+            Some("s") => 1000,
+            None => {
+                let msg = "duration without a unit";
+                let d = Diagnostic::new(msg, t.span, "milliseconds or seconds?")
+                    .with_hint(format!("write `{value}ms` or `{value}s`"));
+                return self.fail(d);
+            }
+            Some(_) => return self.bad_unit(t.span, suffix.as_deref().unwrap_or("")),
+        };
+        self.checked_ms(value, factor, t.span)
+    }
+
+    fn bad_unit<T>(&mut self, span: Span, unit: &str) -> PResult<T> {
+        let d = Diagnostic::new(
+            format!("bad duration unit \"{unit}\""),
+            span,
+            "unknown unit",
+        )
+        .with_hint("durations are written with `ms` or `s`, like `150ms` or `2s`");
+        self.fail(d)
+    }
+
+    fn checked_ms(&mut self, value: i64, factor: u64, span: Span) -> PResult<(u64, Span)> {
+        let ms = (value as u64).saturating_mul(factor);
+        if ms == 0 || ms > u64::from(u32::MAX) {
+            let d = Diagnostic::new("duration out of range", span, "not a usable duration")
+                .with_hint("a duration is more than 0 and at most 49 days");
+            return self.fail(d);
+        }
+        Ok((ms, span))
+    }
+
+    /// `await SET …` / `await GET …` / `await DEL …`
+    fn await_stmt(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let redis = ["set", "get", "del"].iter().any(|c| self.at_word(c));
+        if !redis {
+            return self.unexpected("a Redis command (`SET`, `GET` or `DEL`)");
+        }
+        self.redis(true)
+    }
+
+    /// `SET key value [NX] [PX ms] [into $x]`, `GET key [into $x]`, `DEL key [into $x]`.
+    fn redis(&mut self, wait: bool) -> PResult<StmtKind> {
+        let command = self.name("a Redis command")?.text.to_ascii_uppercase();
+        let key = self.redis_key()?;
+        let mut into = None;
+        let cmd = match command.as_str() {
+            "SET" => {
+                let value = self.expr()?;
+                let (nx, px) = self.set_options(&mut into)?;
+                RedisAst::Set { key, value, nx, px }
+            }
+            "GET" => {
+                self.redis_into(&mut into, "GET")?;
+                RedisAst::Get(key)
+            }
+            _ => {
+                self.redis_into(&mut into, "DEL")?;
+                RedisAst::Del(key)
+            }
+        };
+        Ok(StmtKind::Redis { cmd, into, wait })
+    }
+
+    fn redis_key(&mut self) -> PResult<Name> {
+        let t = self.peek().clone();
+        let text = match t.tok {
+            Tok::Word(w) | Tok::Str(w) => w,
+            _ => return self.unexpected("a Redis key (a name or a string)"),
+        };
+        self.bump();
+        Ok(Name { text, span: t.span })
+    }
+
+    fn set_options(&mut self, into: &mut Option<Name>) -> PResult<(bool, Option<u64>)> {
+        let (mut nx, mut px) = (false, None);
+        while !self.at_stmt_end() {
+            let option = match &self.peek().tok {
+                Tok::Word(w) => w.to_ascii_uppercase(),
+                _ => {
+                    return self.unexpected("`NX`, `PX ms`, `into $x` or the end of the statement")
+                }
+            };
+            match option.as_str() {
+                "NX" => nx = self.once(nx, "NX")?,
+                "PX" => {
+                    self.once(px.is_some(), "PX")?;
+                    px = Some(self.px()?);
+                }
+                "INTO" => self.redis_into(into, "SET")?,
+                _ => return self.unknown_option(),
+            }
+        }
+        Ok((nx, px))
+    }
+
+    /// Consumes an option word; fails if it was already given.
+    fn once(&mut self, seen: bool, option: &str) -> PResult<bool> {
+        let span = self.bump().span;
+        if seen {
+            let msg = format!("`{option}` given twice");
+            return self.fail(Diagnostic::new(msg, span, "repeated option"));
+        }
+        Ok(true)
+    }
+
+    fn unknown_option<T>(&mut self) -> PResult<T> {
+        let t = self.peek().clone();
+        let word = self.text(t.span).to_string();
+        let hint = match suggest::closest(&word, ["NX", "PX", "into"]) {
+            Some(best) => format!("did you mean `{best}`?"),
+            None => "SET takes `NX`, `PX ms` and `into $x`".to_string(),
+        };
+        let msg = format!("unknown SET option \"{word}\"");
+        self.fail(Diagnostic::new(msg, t.span, "unknown option").with_hint(hint))
+    }
+
+    /// `PX ms`: a positive integer count of milliseconds.
+    fn px(&mut self) -> PResult<u64> {
+        let start = self.pos;
+        let negative = self.eat_punct("-");
+        let t = self.peek().clone();
+        let Tok::Num { value, suffix } = t.tok else {
+            return self.unexpected("a TTL in milliseconds");
+        };
+        self.bump();
+        let factor = match suffix.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("ms") => 1,
+            Some("s") => 1000,
+            Some(_) => return self.bad_unit(t.span, suffix.as_deref().unwrap_or("")),
+        };
+        if negative || value == 0 {
+            let span = self.span_from(start);
+            let d = Diagnostic::new("PX must be a positive integer", span, "not a valid TTL")
+                .with_hint("PX is the key's time to live in milliseconds, e.g. `PX 3000`");
+            return self.fail(d);
+        }
+        Ok(self.checked_ms(value, factor, t.span)?.0)
+    }
+
+    /// An optional `into $x`; anything else before the end of the statement is an error.
+    fn redis_into(&mut self, into: &mut Option<Name>, command: &str) -> PResult<()> {
+        if self.at_stmt_end() {
+            return Ok(());
+        }
+        if !self.at_word("into") {
+            let what = format!("`into $x` or the end of the {command} command");
+            return self.unexpected(&what);
+        }
+        let span = self.bump().span;
+        if into.is_some() {
+            return self.fail(Diagnostic::new(
+                "`into` given twice",
+                span,
+                "repeated option",
+            ));
+        }
+        *into = Some(self.bound_local()?);
+        Ok(())
+    }
+
+    /// A `$local` to bind a result to.
+    pub fn bound_local(&mut self) -> PResult<Name> {
+        match self.peek().tok.clone() {
+            Tok::Local(name) if name != "me" => Ok(Name {
+                text: name,
+                span: self.bump().span,
+            }),
+            Tok::Local(_) => {
+                let span = self.peek().span;
+                let d = Diagnostic::new("cannot bind `$me`", span, "`$me` is read-only")
+                    .with_hint("bind the result to a local of your own, like `$ok`");
+                self.fail(d)
+            }
+            _ => self.unexpected("a `$local`"),
+        }
+    }
+}

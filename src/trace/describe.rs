@@ -1,0 +1,179 @@
+//! Words for events: what the acting process did, and what changed in the world.
+
+use super::Step;
+use crate::exec::observe::{Event, Reply};
+use crate::ir::{Model, RedisCmd, SqlStmt};
+use crate::world::process::Wait;
+use crate::world::value::{Pid, Value};
+
+/// One step in words.
+pub struct Described {
+    /// The acting process; `None` for the environment (time, faults).
+    pub actor: Option<Pid>,
+    pub doing: String,
+    pub world: String,
+}
+
+pub fn describe(m: &Model, step: &Step) -> Described {
+    let actor = step.choice.actor();
+    let mut doing: Vec<String> = Vec::new();
+    let mut world: Vec<String> = Vec::new();
+    for e in &step.events {
+        match e {
+            Event::At { .. } | Event::Woke { .. } => {}
+            Event::Sql { stmt, reply } => doing.push(sql(stmt, reply, m)),
+            Event::Redis { cmd, arg, reply } => {
+                doing.push(format!("{} → {}", redis(m, cmd, *arg), m.show(reply)));
+            }
+            Event::Waits { holder, .. } => {
+                let who = holder.map_or(String::new(), |h| format!(" for {}", m.process_name(h)));
+                match doing.last_mut() {
+                    Some(last) => last.push_str(&format!(" → waits{who}")),
+                    None => doing.push(format!("waits{who}")),
+                }
+            }
+            Event::Lock { mutex } => doing.push(format!("lock {}", m.mutexes[*mutex as usize])),
+            Event::Unlock { mutex } => {
+                doing.push(format!("unlock {}", m.mutexes[*mutex as usize]));
+            }
+            Event::SetGhost { ghost, value } => {
+                world.push(format!("{} = {value}", m.ghosts[*ghost as usize].name));
+            }
+            Event::Delay { work, ticks } => {
+                let verb = if *work { "work" } else { "sleep" };
+                doing.push(format!("{verb} {}", ms(m, u64::from(*ticks))));
+            }
+            Event::Finished { outcome: None } => doing.push("done".into()),
+            Event::Finished { outcome: Some(o) } => {
+                doing.push(format!("return '{}'", m.symbol(*o)));
+            }
+            Event::Failed(e) => doing.push(format!("✗ runtime error: {}", e.message())),
+            Event::RowCommitted { table, row, values } => {
+                world.push(row_values(m, *table, *row, values));
+            }
+            Event::RowLocked { table, row } => {
+                let who = actor.map_or(String::new(), |a| format!(" by {}", m.process_name(a)));
+                world.push(format!("{} locked{who}", row_name(m, *table, *row)));
+            }
+            Event::Aborted { pid } => {
+                world.push(format!(
+                    "{}'s transaction rolled back",
+                    m.process_name(*pid)
+                ));
+            }
+            Event::Granted { pid, wait } => {
+                world.push(format!(
+                    "{} → {}",
+                    wait_name(m, *wait),
+                    m.process_name(*pid)
+                ));
+            }
+            Event::KeySet { key, value, ttl } => {
+                let ttl = ttl.map_or(String::new(), |t| {
+                    format!(" (expires in {})", ms(m, u64::from(t)))
+                });
+                world.push(format!("{} = {}{ttl}", m.symbol(*key), m.show(value)));
+            }
+            Event::KeyDeleted { key } => world.push(format!("{} deleted", m.symbol(*key))),
+            Event::KeyExpired { key } => world.push(format!("⌛ {} expired", m.symbol(*key))),
+            Event::TimePasses { ticks } => doing.push(format!(
+                "time passes {} (now {})",
+                ms(m, u64::from(*ticks)),
+                ms(m, step.time)
+            )),
+            Event::Crashed { pid } => doing.push(format!("✗ {} crashes", m.process_name(*pid))),
+        }
+    }
+    Described {
+        actor,
+        doing: doing.join("; "),
+        world: world.join(", "),
+    }
+}
+
+fn sql(stmt: &SqlStmt, reply: &Reply, m: &Model) -> String {
+    let text = match stmt {
+        SqlStmt::Begin => "BEGIN",
+        SqlStmt::Commit => "COMMIT",
+        SqlStmt::Rollback => "ROLLBACK",
+        SqlStmt::Select { text, .. } | SqlStmt::Update { text, .. } => text,
+    };
+    match reply {
+        Reply::None => text.to_string(),
+        Reply::Count(n) => format!("{text} → {n} row{}", if *n == 1 { "" } else { "s" }),
+        Reply::Rows(rows) if rows.is_empty() => format!("{text} → no row"),
+        Reply::Rows(rows) => {
+            let shown: Vec<String> = rows.iter().map(|r| tuple(m, r)).collect();
+            format!("{text} → {}", shown.join(" "))
+        }
+    }
+}
+
+fn tuple(m: &Model, r: &[Value]) -> String {
+    let vals: Vec<String> = r.iter().map(|v| m.show(v)).collect();
+    if vals.len() == 1 {
+        vals[0].clone()
+    } else {
+        format!("({})", vals.join(", "))
+    }
+}
+
+fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
+    match cmd {
+        RedisCmd::Set { key, nx, px, .. } => {
+            let mut s = format!("SET {} {}", m.symbol(*key), m.show(&arg));
+            if *nx {
+                s.push_str(" NX");
+            }
+            if let Some(t) = px {
+                s.push_str(&format!(" PX {}", u64::from(*t) * m.tick_ms));
+            }
+            s
+        }
+        RedisCmd::Get { key } => format!("GET {}", m.symbol(*key)),
+        RedisCmd::Del { key } => format!("DEL {}", m.symbol(*key)),
+    }
+}
+
+/// `sku#1`: a row by its table and primary key.
+pub fn row_name(m: &Model, table: u16, row: u16) -> String {
+    let db = m.db.as_ref().expect("rows exist only with a db");
+    let t = &db.tables[table as usize];
+    format!("{}#{}", t.name, m.show(&t.rows[row as usize][t.pk]))
+}
+
+fn row_values(m: &Model, table: u16, row: u16, values: &[Value]) -> String {
+    let db = m.db.as_ref().expect("rows exist only with a db");
+    let t = &db.tables[table as usize];
+    let cols: Vec<String> = t
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|&(c, _)| c != t.pk)
+        .map(|(c, col)| format!("{}={}", col.name, m.show(&values[c])))
+        .collect();
+    format!("{} {}", row_name(m, table, row), cols.join(" "))
+}
+
+/// What a wait is for: `sku#1`, `mutex m on app`, `await`.
+pub fn wait_name(m: &Model, w: Wait) -> String {
+    match w {
+        Wait::Row { table, row, .. } => row_name(m, table, row),
+        Wait::Mutex(l) => {
+            let n = m.mutexes.len().max(1);
+            let (inst, mutex) = (l as usize / n, l as usize % n);
+            format!("mutex {} on {}", m.mutexes[mutex], m.instances[inst])
+        }
+        Wait::Await { key } => format!("key {}", m.symbol(key)),
+    }
+}
+
+/// Ticks as milliseconds: `300ms`, `2s`.
+pub fn ms(m: &Model, ticks: u64) -> String {
+    let v = ticks * m.tick_ms;
+    if v >= 1000 && v % 1000 == 0 {
+        format!("{}s", v / 1000)
+    } else {
+        format!("{v}ms")
+    }
+}

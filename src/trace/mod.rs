@@ -1,0 +1,114 @@
+//! Counterexamples as data: the path replayed step by step with what each step did.
+//! Renderers (`text`, `json`) are separate and only read a [`Trace`].
+
+mod describe;
+pub mod json;
+pub mod text;
+
+use crate::exec::observe::{Event, Record, Resource};
+use crate::exec::{apply, successors, Choice};
+use crate::explore::waits::{self, Edge};
+use crate::explore::Failure;
+use crate::ir::Model;
+use crate::world::value::Pid;
+use crate::world::State;
+
+/// A counterexample: the steps from the initial state to the failing state.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    pub steps: Vec<Step>,
+    pub failure: Failure,
+    /// For a deadlock: every wait edge in the final state, and the cycle among them if any.
+    pub waits: Vec<Edge>,
+    pub cycle: Option<Vec<Edge>>,
+    /// The state the trace ends in.
+    pub end: State,
+}
+
+/// One transition of a trace.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub choice: Choice,
+    /// Every transition that was enabled before this one ran (fairness needs it).
+    pub enabled: Vec<Choice>,
+    pub events: Vec<Event>,
+    pub reads: Vec<Resource>,
+    pub writes: Vec<Resource>,
+    /// Model time after the step, in ticks.
+    pub time: u64,
+}
+
+/// Replaying a path failed: the path does not fit the model (a bug, or a stale token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayError {
+    pub step: usize,
+    pub choice: Choice,
+}
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "step {} of the path ({:?}) is not enabled",
+            self.step + 1,
+            self.choice
+        )
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// Replays `path` from the initial state, recording every step.
+///
+/// # Errors
+/// [`ReplayError`] when a choice of the path is not enabled where it is taken.
+pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, ReplayError> {
+    let mut s = State::initial(m);
+    let mut steps = Vec::with_capacity(path.len());
+    let mut time = 0u64;
+    let mut succ = Vec::new();
+    for (i, &choice) in path.iter().enumerate() {
+        successors(m, &s, &mut succ);
+        let enabled = succ.iter().map(|(c, _)| *c).collect();
+        let mut rec = Record::default();
+        let next = apply(m, &s, choice, &mut rec).ok_or(ReplayError { step: i, choice })?;
+        time += rec
+            .events
+            .iter()
+            .map(|e| match e {
+                Event::TimePasses { ticks } => u64::from(*ticks),
+                _ => 0,
+            })
+            .sum::<u64>();
+        steps.push(Step {
+            choice,
+            enabled,
+            events: rec.events,
+            reads: rec.reads,
+            writes: rec.writes,
+            time,
+        });
+        s = next;
+    }
+    let (waits, cycle) = if failure == Failure::Deadlock {
+        (waits::edges(m, &s), waits::cycle(m, &s))
+    } else {
+        (Vec::new(), None)
+    };
+    Ok(Trace {
+        steps,
+        failure,
+        waits,
+        cycle,
+        end: s,
+    })
+}
+
+impl Trace {
+    /// How often the acting process changes along the trace (environment steps excluded).
+    #[must_use]
+    pub fn context_switches(&self) -> usize {
+        let actors: Vec<Pid> = self.steps.iter().filter_map(|s| s.choice.actor()).collect();
+        actors.windows(2).filter(|w| w[0] != w[1]).count()
+    }
+}

@@ -1,0 +1,126 @@
+//! A check's result as a value: what was found, whether the model expected it, the trace.
+
+use crate::explore::{Bound, Failure, Outcome, Stats};
+use crate::ir::{Expect, Model};
+use crate::trace::{self, Trace};
+use std::sync::Arc;
+
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub model: Arc<Model>,
+    pub outcome: Outcome,
+    pub stats: Stats,
+    /// Wall-clock seconds of the search (measured outside the engine).
+    pub seconds: f64,
+    /// The counterexample, replayed, when the outcome is a failure.
+    pub trace: Option<Trace>,
+}
+
+impl Verdict {
+    /// Whether what was found is what the model's `expect` line says.
+    #[must_use]
+    pub fn met(&self) -> bool {
+        match (&self.outcome, &self.model.expect) {
+            (Outcome::Holds, Expect::Holds) => true,
+            (Outcome::Failed { failure, .. }, Expect::Violated(name)) => {
+                matches!(failure, Failure::Property(_) | Failure::RuntimeError(_))
+                    && failure.name(&self.model) == *name
+            }
+            (
+                Outcome::Failed {
+                    failure: Failure::Deadlock,
+                    ..
+                },
+                Expect::Deadlock,
+            ) => true,
+            _ => false,
+        }
+    }
+
+    /// `holds`, `violated no_oversell`, `deadlock`, `incomplete (…)`.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        match &self.outcome {
+            Outcome::Holds => "holds".into(),
+            Outcome::Failed {
+                failure: Failure::Deadlock,
+                ..
+            } => "deadlock".into(),
+            Outcome::Failed { failure, .. } => format!("violated {}", failure.name(&self.model)),
+            Outcome::Incomplete { bound } => format!("incomplete ({})", bound_text(*bound)),
+        }
+    }
+
+    /// The expectation as written: `holds`, `violated x`, `deadlock`.
+    #[must_use]
+    pub fn expected(&self) -> String {
+        match &self.model.expect {
+            Expect::Holds => "holds".into(),
+            Expect::Violated(n) => format!("violated {n}"),
+            Expect::Deadlock => "deadlock".into(),
+        }
+    }
+
+    /// The verdict line, the trace (if any) and the expectation line.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let m = &self.model;
+        let mut out = String::new();
+        let counts = format!("{} states, {:.2} s", self.stats.states, self.seconds);
+        match (&self.outcome, &self.trace) {
+            (Outcome::Failed { failure, .. }, Some(t)) => {
+                let what = match failure {
+                    Failure::Deadlock => "deadlock".to_string(),
+                    f => format!("{} violated", f.name(m)),
+                };
+                let n = t.steps.len();
+                out.push_str(&format!(
+                    "✗ {what} — shortest counterexample, {n} step{} ({counts})\n\n",
+                    if n == 1 { "" } else { "s" }
+                ));
+                out.push_str(&trace::text::render(m, t));
+            }
+            (Outcome::Holds, _) => out.push_str(&format!("✓ holds ({counts})\n")),
+            _ => out.push_str(&format!("? {} ({counts})\n", self.summary())),
+        }
+        let met = if self.met() { "met" } else { "NOT MET" };
+        out.push_str(&format!("expected: {} — {met}\n", self.expected()));
+        out
+    }
+
+    /// Panics with the rendered verdict unless every property holds.
+    #[track_caller]
+    pub fn assert_holds(&self) {
+        assert!(
+            self.outcome == Outcome::Holds,
+            "{}: expected every property to hold\n{}",
+            self.model.origin,
+            self.render()
+        );
+    }
+
+    /// Panics with the rendered verdict unless `property` is violated (`deadlock` for one).
+    #[track_caller]
+    pub fn assert_violated(&self, property: &str) {
+        let ok = matches!(&self.outcome, Outcome::Failed { failure, .. } if failure.name(&self.model) == property);
+        assert!(
+            ok,
+            "{}: expected {property} to be violated\n{}",
+            self.model.origin,
+            self.render()
+        );
+    }
+
+    /// Panics unless the result is what the model's own `expect` line says.
+    #[track_caller]
+    pub fn assert_expected(&self) {
+        assert!(self.met(), "{}:\n{}", self.model.origin, self.render());
+    }
+}
+
+fn bound_text(b: Bound) -> String {
+    match b {
+        Bound::MaxStates(n) => format!("stopped at --max-states {n}"),
+        Bound::MaxDepth(d) => format!("stopped at --max-depth {d}"),
+    }
+}

@@ -1,0 +1,80 @@
+//! One Redis node: keys with values and time-to-live, stored relative to now.
+
+use super::value::{Sym, Value};
+
+/// Invariant: keys are sorted by name and unique; a key whose TTL reached 0 is gone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Redis {
+    pub keys: Vec<Key>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub name: Sym,
+    pub value: Value,
+    /// Ticks until the key expires; `None` = no TTL.
+    pub ttl: Option<u32>,
+}
+
+impl Redis {
+    fn find(&self, name: Sym) -> Result<usize, usize> {
+        self.keys.binary_search_by(|k| k.name.cmp(&name))
+    }
+
+    #[must_use]
+    pub fn get(&self, name: Sym) -> Option<&Key> {
+        self.find(name).ok().map(|i| &self.keys[i])
+    }
+
+    /// `SET name value [NX] [PX ttl]`: returns whether the key was set. A successful SET
+    /// replaces the value and discards any previous TTL (redis.io, SET).
+    pub fn set(&mut self, name: Sym, value: Value, nx: bool, ttl: Option<u32>) -> bool {
+        let key = Key { name, value, ttl };
+        match self.find(name) {
+            Ok(_) if nx => false,
+            Ok(i) => {
+                self.keys[i] = key;
+                true
+            }
+            Err(i) => {
+                self.keys.insert(i, key);
+                true
+            }
+        }
+    }
+
+    /// `DEL name`: the number of keys removed. It checks nothing about who set the key.
+    pub fn del(&mut self, name: Sym) -> i64 {
+        match self.find(name) {
+            Ok(i) => {
+                self.keys.remove(i);
+                1
+            }
+            Err(_) => 0,
+        }
+    }
+
+    /// The nearest expiry, in ticks from now.
+    #[must_use]
+    pub fn next_expiry(&self) -> Option<u32> {
+        self.keys.iter().filter_map(|k| k.ttl).min()
+    }
+
+    /// Lets `dt` ticks pass; returns the keys that expired (at and after the deadline a key is
+    /// absent to every command).
+    pub fn advance(&mut self, dt: u32) -> Vec<Sym> {
+        let mut expired = Vec::new();
+        self.keys.retain_mut(|k| match &mut k.ttl {
+            Some(t) if *t <= dt => {
+                expired.push(k.name);
+                false
+            }
+            Some(t) => {
+                *t -= dt;
+                true
+            }
+            None => true,
+        });
+        expired
+    }
+}

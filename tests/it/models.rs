@@ -1,0 +1,183 @@
+//! Every model in `models/` meets its own expectation, and the engine's guarantees hold.
+
+use interlock::explore::{Options, Outcome};
+use interlock::Model;
+use std::path::{Path, PathBuf};
+
+fn model_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("models folder")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            model_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "model") {
+            out.push(p);
+        }
+    }
+}
+
+fn all_models() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    model_files(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models")),
+        &mut out,
+    );
+    assert!(out.len() >= 13, "the built-in models are missing: {out:?}");
+    out
+}
+
+fn load(rel: &str) -> Model {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn every_model_meets_its_expectation() {
+    for path in all_models() {
+        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            !model.ir().about.trim().is_empty(),
+            "{}: no about",
+            path.display()
+        );
+        model.check().assert_expected();
+    }
+}
+
+#[test]
+fn lost_update_counterexample_has_four_steps() {
+    let v = load("models/no-lock/lost-update.model").check();
+    v.assert_violated("stock_conserved");
+    let trace = v.trace.expect("a violated model has a trace");
+    assert_eq!(trace.steps.len(), 4);
+    // Among the 4-step traces the one chosen switches process as little as possible:
+    // buyer 0 must read before buyer 1 overwrites, so two switches are the minimum.
+    assert_eq!(trace.context_switches(), 2);
+}
+
+#[test]
+fn checking_twice_renders_byte_identical_traces() {
+    for rel in [
+        "models/optimistic/no-version-condition.model",
+        "models/redis/ttl-shorter-than-work.model",
+        "models/pessimistic/opposite-order-deadlock.model",
+    ] {
+        let a = load(rel).check();
+        let b = load(rel).check();
+        let strip = |v: &interlock::Verdict| {
+            let t = v.trace.as_ref().expect("trace");
+            interlock::trace::text::render(&v.model, t)
+        };
+        assert_eq!(strip(&a), strip(&b), "{rel}");
+        assert_eq!(a.stats, b.stats, "{rel}");
+    }
+}
+
+#[test]
+fn counterexamples_are_shortest() {
+    // A bounded search one step shorter than the counterexample must not find a failure.
+    for rel in [
+        "models/optimistic/no-version-condition.model",
+        "models/optimistic/ignores-rowcount.model",
+        "models/mutex/two-instances.model",
+        "models/redis/ttl-shorter-than-work.model",
+    ] {
+        let m = load(rel);
+        let v = m.check();
+        let n = v.trace.as_ref().expect("trace").steps.len();
+        let shorter = m.check_with(Options {
+            max_depth: Some(n - 1),
+            ..Options::default()
+        });
+        assert!(
+            !matches!(shorter.outcome, Outcome::Failed { .. }),
+            "{rel}: found a failure within {} steps",
+            n - 1
+        );
+    }
+}
+
+#[test]
+fn deadlock_names_the_wait_for_cycle() {
+    let v = load("models/pessimistic/opposite-order-deadlock.model").check();
+    v.assert_violated("deadlock");
+    let t = v.trace.as_ref().expect("trace");
+    let cycle = t.cycle.as_ref().expect("a cycle");
+    assert_eq!(cycle.len(), 2);
+    let text = v.render();
+    assert!(text.contains("a waits for account#2 ← held by b"), "{text}");
+    assert!(text.contains("b waits for account#1 ← held by a"), "{text}");
+}
+
+#[test]
+fn a_crashed_holder_without_ttl_deadlocks_without_a_cycle() {
+    let v = load("models/redis/no-ttl-holder-crash.model").check();
+    v.assert_violated("deadlock");
+    let t = v.trace.as_ref().expect("trace");
+    assert!(t.cycle.is_none());
+    assert_eq!(t.waits.len(), 1);
+}
+
+#[test]
+fn bounds_end_in_an_incomplete_verdict() {
+    let m = load("models/optimistic/version-check.model");
+    let v = m.check_with(Options {
+        max_states: Some(10),
+        ..Options::default()
+    });
+    assert!(
+        matches!(v.outcome, Outcome::Incomplete { .. }),
+        "{}",
+        v.summary()
+    );
+    assert!(!v.met());
+}
+
+#[test]
+fn traces_fit_one_hundred_columns() {
+    for path in all_models() {
+        let v = Model::from_file(&path).unwrap().check();
+        for line in v.render().lines() {
+            assert!(line.chars().count() <= 100, "{}: {line}", path.display());
+        }
+    }
+}
+
+#[test]
+fn engine_core_does_no_io_and_reads_no_clock() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for dir in ["world", "exec", "explore", "trace", "ir"] {
+        let mut files = Vec::new();
+        collect_rs(&root.join(dir), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for banned in [
+                "std::fs",
+                "println!",
+                "eprintln!",
+                "Instant",
+                "SystemTime",
+                "std::collections::HashMap",
+                "RandomState",
+                "thread_rng",
+            ] {
+                let hits = text.lines().filter(|l| l.contains(banned)).count();
+                assert_eq!(hits, 0, "{} uses {banned}", f.display());
+            }
+        }
+    }
+}
+
+fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect_rs(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}

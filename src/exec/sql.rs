@@ -252,39 +252,47 @@ fn bind_reply(st: &mut State, pid: Pid, into: &[u16], reply: &Reply) {
 
 /// Ends `pid`'s transaction (commit or abort) and hands its row locks to the next waiters.
 pub(super) fn end_txn<O: Observer>(st: &mut State, pid: Pid, commit: bool, obs: &mut O) {
-    let before = if O::EVENTS { Some(st.db.clone()) } else { None };
+    let written = if O::EVENTS && commit {
+        written_rows(st, pid)
+    } else {
+        Vec::new()
+    };
     let was_open = st.procs[pid.index()].in_txn;
     let grants = st.db.end(pid, commit);
     st.procs[pid.index()].in_txn = false;
-    if let Some(before) = before {
-        changes(&before, st, obs);
-        if !commit && was_open {
-            obs.event(Event::Aborted { pid });
-        }
-        for (table, row, next) in grants {
-            let wait = match st.procs[next.index()].status {
-                Status::Waiting(w) => w,
-                _ => Wait::Row {
-                    table,
-                    row,
-                    candidates: 0,
-                },
-            };
-            obs.event(Event::Granted { pid: next, wait });
-        }
+    if !O::EVENTS {
+        return;
+    }
+    // Every row the transaction wrote, even to the value it already had: a learner must see
+    // the overwrite of a lost update.
+    for (table, row) in written {
+        let values = st.db.tables[table as usize][row as usize].committed.clone();
+        obs.event(Event::RowCommitted { table, row, values });
+    }
+    if !commit && was_open {
+        obs.event(Event::Aborted { pid });
+    }
+    for (table, row, next) in grants {
+        let wait = match st.procs[next.index()].status {
+            Status::Waiting(w) => w,
+            _ => Wait::Row {
+                table,
+                row,
+                candidates: 0,
+            },
+        };
+        obs.event(Event::Granted { pid: next, wait });
     }
 }
 
-fn changes<O: Observer>(before: &crate::world::db::Db, st: &State, obs: &mut O) {
+fn written_rows(st: &State, pid: Pid) -> Vec<(u16, u16)> {
+    let mut out = Vec::new();
     for (t, rows) in st.db.tables.iter().enumerate() {
         for (r, row) in rows.iter().enumerate() {
-            if before.tables[t][r].committed != row.committed {
-                obs.event(Event::RowCommitted {
-                    table: t as u16,
-                    row: r as u16,
-                    values: row.committed.clone(),
-                });
+            if row.lock.held_by(pid) && row.pending.is_some() {
+                out.push((t as u16, r as u16));
             }
         }
     }
+    out
 }

@@ -53,6 +53,15 @@ struct Lexer<'a, 'd> {
     diags: &'d mut Vec<Diagnostic>,
 }
 
+/// Where a string that may span lines ends: its closing quote, if no blank line comes first.
+fn prose_end(rest: &str, quote: char) -> Option<usize> {
+    let len = rest.find(quote)?;
+    let lines: Vec<&str> = rest[..len].split('\n').collect();
+    let inner = &lines[1..lines.len().saturating_sub(1).max(1)];
+    let blank = inner.iter().any(|line| line.trim().is_empty());
+    (!blank).then_some(len)
+}
+
 /// Replaces each line break, with the spaces around it, by one space.
 fn join_lines(text: &str) -> String {
     let last = text.split('\n').count() - 1;
@@ -131,7 +140,7 @@ impl Lexer<'_, '_> {
         let prose = matches!(self.toks.last(), Some(Token { tok: Tok::Word(w), .. })
             if w.eq_ignore_ascii_case("about") || w.eq_ignore_ascii_case("model"));
         let rest = &self.src[start + 1..];
-        if let (true, Some(len)) = (prose, rest.find(quote)) {
+        if let (true, Some(len)) = (prose, prose_end(rest, quote)) {
             let body = join_lines(&rest[..len]);
             self.pos = start + 1 + len + 1;
             self.push(Tok::Str(body), start);
@@ -228,7 +237,17 @@ mod tests {
     fn a_lesson_may_span_lines() {
         let got = toks("about \"one\n    two \n three\"\nghost");
         assert_eq!(got[1], Tok::Str("one two three".into()));
+        let got = toks("about \"one\n  \"");
+        assert_eq!(got[1], Tok::Str("one ".into()));
         assert_eq!(got[2], Tok::Newline);
+    }
+
+    #[test]
+    fn a_lesson_stops_at_a_blank_line() {
+        let mut diags = Vec::new();
+        let t = lex("about \"one\n\nghost g = \"x\"", &mut diags);
+        assert_eq!(diags.len(), 1);
+        assert_eq!(t[1].tok, Tok::Str("one".into()));
     }
 
     #[test]

@@ -79,32 +79,34 @@ impl Builder<'_, '_> {
 
     fn stmt(&mut self, s: &Stmt, ops: &mut Vec<Op>) {
         if let (true, Some(what)) = (self.in_atomic, refused_in_atomic(&s.kind)) {
-            let d = Diagnostic::new(
-                format!("{what} is not allowed inside `atomic`"),
-                s.span,
-                "not allowed here",
-            )
-            .with_hint(
-                "an atomic block runs Redis commands and local code as one step, like a Lua script",
-            );
+            let msg = format!("{what} is not allowed inside `atomic`");
+            let hint = "an atomic block runs Redis commands and local code as one step, \
+                        like a Lua script";
+            let d = Diagnostic::new(msg, s.span, "not allowed here").with_hint(hint);
             self.cx.report(d);
             return;
         }
-        let kind = match &s.kind {
-            StmtKind::SetLocal { name, expr } => {
-                let expr = self.code(expr);
-                OpKind::Assign {
-                    local: self.locals.bind(&name.text),
-                    expr,
+        match &s.kind {
+            StmtKind::If { arms, otherwise } => self.if_stmt(arms, otherwise.as_ref(), ops),
+            StmtKind::Repeat { count, body } => self.repeat(*count, body, s.span, ops),
+            StmtKind::Break => self.break_stmt(s.span, ops),
+            _ => {
+                if let Some(kind) = self.op(&s.kind) {
+                    push(ops, kind, s.span);
                 }
             }
-            StmtKind::SetGhost { name, op, expr } => match self.set_ghost(name, *op, expr) {
-                Some(kind) => kind,
-                None => return,
-            },
-            StmtKind::If { arms, otherwise } => return self.if_stmt(arms, otherwise.as_ref(), ops),
-            StmtKind::Repeat { count, body } => return self.repeat(*count, body, s.span, ops),
-            StmtKind::Break => return self.break_stmt(s.span, ops),
+        }
+    }
+
+    /// The one op of a statement without control flow; `None` when it was reported.
+    fn op(&mut self, kind: &StmtKind) -> Option<OpKind> {
+        Some(match kind {
+            StmtKind::SetLocal { name, expr } => {
+                let expr = self.code(expr);
+                let local = self.locals.bind(&name.text);
+                OpKind::Assign { local, expr }
+            }
+            StmtKind::SetGhost { name, op, expr } => self.set_ghost(name, *op, expr)?,
             StmtKind::Return(outcome) => OpKind::Return {
                 outcome: outcome.as_ref().map(|o| self.cx.intern(o)),
             },
@@ -114,18 +116,13 @@ impl Builder<'_, '_> {
             StmtKind::Sleep(ms) => OpKind::Sleep {
                 ticks: self.ms(*ms),
             },
-            StmtKind::Lock(m) => match self.cx.mutex(m) {
-                Some(mutex) => OpKind::Lock { mutex },
-                None => return,
+            StmtKind::Lock(m) => OpKind::Lock {
+                mutex: self.cx.mutex(m)?,
             },
-            StmtKind::Unlock(m) => match self.cx.mutex(m) {
-                Some(mutex) => OpKind::Unlock { mutex },
-                None => return,
+            StmtKind::Unlock(m) => OpKind::Unlock {
+                mutex: self.cx.mutex(m)?,
             },
-            StmtKind::Sql(sql) => match self.sql(sql) {
-                Some(kind) => kind,
-                None => return,
-            },
+            StmtKind::Sql(sql) => self.sql(sql)?,
             StmtKind::Redis { cmd, into, wait } => {
                 let cmd = self.redis(cmd);
                 let into = into.as_ref().map(|n| self.locals.bind(&n.text));
@@ -136,8 +133,8 @@ impl Builder<'_, '_> {
                 }
             }
             StmtKind::Atomic(body) => self.atomic(body),
-        };
-        push(ops, kind, s.span);
+            StmtKind::If { .. } | StmtKind::Repeat { .. } | StmtKind::Break => return None,
+        })
     }
 
     /// Records a duration; it stays in milliseconds until the tick is known.

@@ -151,7 +151,7 @@ fn typed(cx: &mut Cx, lit: &Lit, column: &Column) -> bool {
         } else {
             "a string"
         };
-        let msg = format!("column \"{}\" holds {ty}", column.name);
+        let msg = format!("wrong type for column \"{}\"", column.name);
         cx.report(Diagnostic::new(msg, lit.span, format!("expected {ty}")));
     }
     fits

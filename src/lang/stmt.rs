@@ -97,28 +97,29 @@ impl Parser<'_> {
         if SQL_STARTS.contains(&lower.as_str()) {
             return self.sql_stmt();
         }
-        let kind = match lower.as_str() {
-            "set" | "get" | "del" => return self.redis(false),
-            "if" => return self.if_stmt(),
-            "repeat" => return self.repeat(),
-            "return" => return self.return_stmt(),
-            "work" | "sleep" => return self.delay(lower == "work"),
-            "lock" | "unlock" => return self.lock(lower == "lock"),
-            "await" => return self.await_stmt(),
+        match lower.as_str() {
+            "set" | "get" | "del" => self.redis(false),
+            "if" => self.if_stmt(),
+            "repeat" => self.repeat(),
+            "return" => self.return_stmt(),
+            "work" | "sleep" => self.delay(lower == "work"),
+            "lock" | "unlock" => self.lock(lower == "lock"),
+            "await" => self.await_stmt(),
             "atomic" => {
                 self.bump();
-                return Ok(StmtKind::Atomic(self.block()?.0));
+                Ok(StmtKind::Atomic(self.block()?.0))
             }
-            "break" => StmtKind::Break,
+            "break" => {
+                self.bump();
+                Ok(StmtKind::Break)
+            }
             "else" => {
                 let d = Diagnostic::new("`else` without `if`", self.peek().span, "no `if` here")
                     .with_hint("`else` goes right after the `}` of an `if` block");
-                return self.fail(d);
+                self.fail(d)
             }
-            _ => return self.unknown_statement(word),
-        };
-        self.bump();
-        Ok(kind)
+            _ => self.unknown_statement(word),
+        }
     }
 
     fn unknown_statement<T>(&mut self, word: &str) -> PResult<T> {
@@ -347,8 +348,15 @@ impl Parser<'_> {
     }
 
     fn unknown_option<T>(&mut self) -> PResult<T> {
+        const REDIS_ONLY: [&str; 6] = ["EX", "XX", "EXAT", "PXAT", "KEEPTTL", "GET"];
         let t = self.peek().clone();
         let word = self.text(t.span).to_string();
+        if REDIS_ONLY.contains(&word.to_ascii_uppercase().as_str()) {
+            let msg = format!("SET option \"{word}\" is not supported yet");
+            let d = Diagnostic::new(msg, t.span, "not supported yet")
+                .with_hint("interlock models `NX` and `PX ms` (a TTL in milliseconds)");
+            return self.fail(d);
+        }
         let hint = match suggest::closest(&word, ["NX", "PX", "into"]) {
             Some(best) => format!("did you mean `{best}`?"),
             None => "SET takes `NX`, `PX ms` and `into $x`".to_string(),
@@ -384,6 +392,12 @@ impl Parser<'_> {
     fn redis_into(&mut self, into: &mut Option<Name>, command: &str) -> PResult<()> {
         if self.at_stmt_end() {
             return Ok(());
+        }
+        if let Tok::Local(name) = &self.peek().tok {
+            let msg = format!("`{command}` takes `into` before `${name}`");
+            let d = Diagnostic::new(msg, self.peek().span, "missing `into`")
+                .with_hint(format!("write `into ${name}` to bind the reply"));
+            return self.fail(d);
         }
         if !self.at_word("into") {
             let what = format!("`into $x` or the end of the {command} command");

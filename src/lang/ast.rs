@@ -127,6 +127,8 @@ pub enum StmtKind {
     },
     Repeat {
         count: u32,
+        /// `repeat N`, where the loop's own ops point.
+        head: Span,
         body: Block,
     },
     Break,

@@ -35,12 +35,6 @@ impl Diagnostic {
         self.hint = Some(hint.into());
         self
     }
-
-    #[must_use]
-    pub fn with_hint_opt(mut self, hint: Option<String>) -> Self {
-        self.hint = hint;
-        self
-    }
 }
 
 /// Every error found in one file, with the text needed to show them.

@@ -74,6 +74,7 @@ fn join_lines(text: &str) -> String {
             (false, true) => line.trim_start(),
             (false, false) => line.trim(),
         })
+        .filter(|part| !part.is_empty())
         .collect();
     parts.join(" ")
 }
@@ -237,9 +238,9 @@ mod tests {
     fn a_lesson_may_span_lines() {
         let got = toks("about \"one\n    two \n three\"\nghost");
         assert_eq!(got[1], Tok::Str("one two three".into()));
-        let got = toks("about \"one\n  \"");
-        assert_eq!(got[1], Tok::Str("one ".into()));
         assert_eq!(got[2], Tok::Newline);
+        let got = toks("about \"one\n  \"");
+        assert_eq!(got[1], Tok::Str("one".into()));
     }
 
     #[test]

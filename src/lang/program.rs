@@ -88,7 +88,7 @@ impl Builder<'_, '_> {
         }
         match &s.kind {
             StmtKind::If { arms, otherwise } => self.if_stmt(arms, otherwise.as_ref(), ops),
-            StmtKind::Repeat { count, body } => self.repeat(*count, body, s.span, ops),
+            StmtKind::Repeat { count, head, body } => self.repeat(*count, body, *head, ops),
             StmtKind::Break => self.break_stmt(s.span, ops),
             _ => {
                 if let Some(kind) = self.op(&s.kind) {

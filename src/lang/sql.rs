@@ -61,6 +61,9 @@ impl SqlLower<'_, '_, '_> {
                 chain: false,
                 savepoint: None,
             } => Some(SqlStmt::Rollback),
+            Statement::StartTransaction { .. } => {
+                self.unsupported("transaction options", first_span)
+            }
             Statement::Insert(_) => self.unsupported("INSERT", first_span),
             Statement::Delete(_) => self.unsupported("DELETE", first_span),
             _ => self.unsupported("this form of the statement", self.sql.span()),
@@ -303,7 +306,7 @@ impl SqlLower<'_, '_, '_> {
                 Some(Expr::Binary(op, Box::new(l?), Box::new(r?)))
             }
             sq::Expr::UnaryOp { op, expr } => self.unary(table, *op, expr, span),
-            _ => self.unsupported("this expression", span),
+            _ => self.unsupported(&format!("the expression `{e}`"), span),
         }
     }
 

@@ -192,11 +192,13 @@ impl Parser<'_> {
 
     /// `repeat N { … }`
     fn repeat(&mut self) -> PResult<StmtKind> {
+        let start = self.pos;
         self.bump();
         let count = self.count("the repeat count", 1..=1_000_000)? as u32;
+        let head = self.span_from(start);
         self.skip_newlines_before(|p| p.at_punct("{"));
         let body = self.block()?.0;
-        Ok(StmtKind::Repeat { count, body })
+        Ok(StmtKind::Repeat { count, head, body })
     }
 
     /// `return ["outcome"]`

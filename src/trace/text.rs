@@ -106,7 +106,10 @@ fn ending(m: &Model, t: &Trace) -> String {
     }
     let (head, edges) = match &t.cycle {
         Some(cycle) => ("wait-for cycle:\n", cycle.as_slice()),
-        None => ("no process can move and no time can pass:\n", t.waits.as_slice()),
+        None => (
+            "no process can move and no time can pass:\n",
+            t.waits.as_slice(),
+        ),
     };
     let mut out = head.to_string();
     for e in edges {

@@ -2,7 +2,7 @@
 
 use super::eval::eval;
 use super::observe::{Event, Observer, Resource};
-use super::step::{bind, scope};
+use super::step::{assign, bind, scope};
 use crate::ir::{Model, Op, OpKind, RedisCmd};
 use crate::world::process::RunError;
 use crate::world::value::{Pid, Sym, Value};
@@ -92,29 +92,12 @@ pub(super) fn atomic<O: Observer>(
 ) -> Result<(), RunError> {
     let mut pc = 0usize;
     while pc < body.len() {
-        let i = pid.index();
         match &body[pc].kind {
             OpKind::Redis { cmd, into } => {
                 let reply = run(m, st, pid, cmd, obs)?;
                 bind(st, pid, *into, reply);
             }
-            OpKind::Assign { local, expr } => {
-                let v = eval(expr, &scope(m, st, pid))?;
-                st.procs[i].locals[*local as usize] = v;
-            }
-            OpKind::SetGhost { ghost, expr } => {
-                let Value::Int(v) = eval(expr, &scope(m, st, pid))? else {
-                    return Err(RunError::Type);
-                };
-                st.ghosts[*ghost as usize] = v;
-                obs.write(Resource::Ghost(*ghost));
-                if O::EVENTS {
-                    obs.event(Event::SetGhost {
-                        ghost: *ghost,
-                        value: v,
-                    });
-                }
-            }
+            k @ (OpKind::Assign { .. } | OpKind::SetGhost { .. }) => assign(m, st, pid, k, obs)?,
             OpKind::Jump(t) => {
                 pc = *t as usize;
                 continue;

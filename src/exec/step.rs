@@ -85,23 +85,7 @@ fn local<O: Observer>(
     let i = pid.index();
     let next = st.procs[i].pc + 1;
     match &op.kind {
-        OpKind::Assign { local, expr } => {
-            let v = eval(expr, &scope(m, st, pid))?;
-            st.procs[i].locals[*local as usize] = v;
-        }
-        OpKind::SetGhost { ghost, expr } => {
-            let Value::Int(v) = eval(expr, &scope(m, st, pid))? else {
-                return Err(RunError::Type);
-            };
-            st.ghosts[*ghost as usize] = v;
-            obs.write(Resource::Ghost(*ghost));
-            if O::EVENTS {
-                obs.event(Event::SetGhost {
-                    ghost: *ghost,
-                    value: v,
-                });
-            }
-        }
+        OpKind::Assign { .. } | OpKind::SetGhost { .. } => assign(m, st, pid, &op.kind, obs)?,
         OpKind::Jump(t) => {
             st.procs[i].pc = *t;
             return Ok(true);
@@ -276,6 +260,37 @@ pub(super) fn scope<'a>(m: &'a Model, st: &'a State, pid: Pid) -> Scope<'a> {
         me: Some(pid),
         row: None,
     }
+}
+
+/// `$x = e` and `ghost = e`: the assignments process code and `atomic` bodies share.
+pub(super) fn assign<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    kind: &OpKind,
+    obs: &mut O,
+) -> Result<(), RunError> {
+    match kind {
+        OpKind::Assign { local, expr } => {
+            let v = eval(expr, &scope(m, st, pid))?;
+            st.procs[pid.index()].locals[*local as usize] = v;
+        }
+        OpKind::SetGhost { ghost, expr } => {
+            let Value::Int(v) = eval(expr, &scope(m, st, pid))? else {
+                return Err(RunError::Type);
+            };
+            st.ghosts[*ghost as usize] = v;
+            obs.write(Resource::Ghost(*ghost));
+            if O::EVENTS {
+                obs.event(Event::SetGhost {
+                    ghost: *ghost,
+                    value: v,
+                });
+            }
+        }
+        _ => unreachable!("only assignments"),
+    }
+    Ok(())
 }
 
 pub(super) fn bind(st: &mut State, pid: Pid, into: Option<u16>, v: Value) {

@@ -7,26 +7,7 @@ use interlock::ir::Expect;
 use interlock::lang::parse;
 use proptest::prelude::*;
 
-const EXAMPLE: &str = r#"model "Optimistic lock without the version condition"
-about "Two buyers race for the last unit. The UPDATE forgets AND version = $v: oversold."
-
-db postgres isolation read_committed
-table sku (id int primary key, stock int, version int)
-row sku (1, 1, 0)
-ghost sold = 0
-
-process buyer[2] {
-  begin
-  select stock, version from sku where id = 1 into $stock, $v
-  if $stock < 1 { rollback; return "out of stock" }
-  update sku set stock = $stock - 1, version = $v + 1 where id = 1   -- no version check
-  commit
-  sold += 1
-}
-
-invariant no_oversell: sold <= 1
-expect violated no_oversell
-"#;
+const EXAMPLE: &str = include_str!("../../models/optimistic/no-version-condition.model");
 
 const REDIS_LOCK: &str = r#"model "Redis lock with a TTL shorter than the work"
 about "The lock expires while the holder still works;"

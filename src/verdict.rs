@@ -66,7 +66,11 @@ impl Verdict {
     pub fn render(&self) -> String {
         let m = &self.model;
         let mut out = String::new();
-        let counts = format!("{} states, {:.2} s", self.stats.states, self.seconds);
+        let st = self.stats;
+        let counts = format!(
+            "{} states, {} transitions, depth {}, {:.2} s",
+            st.states, st.transitions, st.depth, self.seconds
+        );
         match (&self.outcome, &self.trace) {
             (Outcome::Failed { failure, .. }, Some(t)) => {
                 let what = match failure {

@@ -87,6 +87,7 @@ pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
         bounds.push(seen.len());
     }
     stats.states = seen.len();
+    stats.depth = bounds.len() - 2;
     let best = found
         .iter()
         .map(|&(f, _)| rank(m, f))

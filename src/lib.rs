@@ -18,7 +18,8 @@ pub mod verdict;
 pub mod world;
 
 pub use explore::Options;
-pub use lang::Diagnostics;
+pub use ir::Flavour;
+pub use lang::{Diagnostics, ParseOptions};
 pub use verdict::Verdict;
 
 use std::path::Path;
@@ -73,9 +74,50 @@ impl Model {
     /// # Errors
     /// [`Error::Invalid`] with every mistake found.
     pub fn parse(origin: &str, text: &str) -> Result<Self, Error> {
-        lang::parse(origin, text)
+        Self::parse_with(origin, text, &ParseOptions::default())
+    }
+
+    /// Parses model text with options (e.g. another database flavour than the file's).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] with every mistake found.
+    pub fn parse_with(origin: &str, text: &str, opts: &ParseOptions) -> Result<Self, Error> {
+        lang::parse_with(origin, text, opts)
             .map(|ir| Model { ir: Arc::new(ir) })
             .map_err(Error::Invalid)
+    }
+
+    /// The same model against another database flavour (`--db`), with the expectation the
+    /// file states for that flavour.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the model uses what the flavour does not have (e.g. `FOR NO KEY
+    /// UPDATE` on MySQL).
+    pub fn with_flavour(&self, flavour: Flavour) -> Result<Self, Error> {
+        let opts = ParseOptions { db: Some(flavour) };
+        Self::parse_with(&self.ir.origin, &self.ir.source, &opts)
+    }
+
+    /// The model once per flavour it states expectations for (`expect postgres, mysql: …`),
+    /// or just itself when its expectations name no flavour.
+    ///
+    /// # Errors
+    /// As [`Model::with_flavour`].
+    pub fn variants(&self) -> Result<Vec<Self>, Error> {
+        if self.ir.expect_flavours.is_empty() {
+            return Ok(vec![self.clone()]);
+        }
+        self.ir
+            .expect_flavours
+            .iter()
+            .map(|&f| self.with_flavour(f))
+            .collect()
+    }
+
+    /// The database flavour, if the model has a database.
+    #[must_use]
+    pub fn flavour(&self) -> Option<Flavour> {
+        self.ir.db.as_ref().map(|d| d.flavour)
     }
 
     /// Parses model text that did not come from a file.

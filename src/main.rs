@@ -1,7 +1,7 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use interlock::{Error, Model, Options, Verdict};
+use interlock::{Error, Flavour, Model, Options, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -33,6 +33,9 @@ enum Command {
         /// Do not explore past this many steps (verdict: incomplete if there was more).
         #[arg(long)]
         max_depth: Option<usize>,
+        /// Run against this database flavour instead of the ones the file names.
+        #[arg(long, value_enum)]
+        db: Option<Db>,
     },
     /// Time the search of each model: median of several runs, states per second.
     Bench {
@@ -50,6 +53,23 @@ enum Command {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Db {
+    Postgres,
+    Mysql,
+    Mariadb,
+}
+
+impl Db {
+    fn flavour(self) -> Flavour {
+        match self {
+            Db::Postgres => Flavour::Postgres,
+            Db::Mysql => Flavour::Mysql,
+            Db::Mariadb => Flavour::Mariadb,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Text,
     Json,
@@ -64,12 +84,13 @@ fn main() -> ExitCode {
             quiet,
             max_states,
             max_depth,
+            db,
         } => {
             let opts = Options {
                 max_states,
                 max_depth,
             };
-            check(&paths, format, quiet, opts)
+            check(&paths, format, quiet, opts, db.map(Db::flavour))
         }
         Command::List { paths } => list(&paths),
         Command::Bench { paths, repeat } => bench(&paths, repeat.max(1)),
@@ -115,7 +136,13 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn check(paths: &[PathBuf], format: Format, quiet: bool, opts: Options) -> ExitCode {
+fn check(
+    paths: &[PathBuf],
+    format: Format,
+    quiet: bool,
+    opts: Options,
+    db: Option<Flavour>,
+) -> ExitCode {
     let files = match model_files(paths) {
         Ok(f) => f,
         Err(e) => {
@@ -126,16 +153,22 @@ fn check(paths: &[PathBuf], format: Format, quiet: bool, opts: Options) -> ExitC
     let mut rows: Vec<(String, Result<Verdict, ()>)> = Vec::new();
     for f in &files {
         let shown = f.display().to_string();
-        match Model::from_file(f) {
-            Ok(m) => {
-                let v = m.check_with(opts);
-                if format == Format::Text
-                    && !quiet
-                    && (files.len() == 1 || v.trace.is_some() || !v.met())
-                {
-                    println!("{shown}: {}\n{}", v.model.name, v.render());
+        match load(f, db) {
+            Ok(models) => {
+                let several = models.len() > 1;
+                for m in models {
+                    let label = match (several || db.is_some(), m.flavour()) {
+                        (true, Some(fl)) => format!("{shown} [{}]", fl.name()),
+                        _ => shown.clone(),
+                    };
+                    let v = m.check_with(opts);
+                    let alone = files.len() == 1 && !several;
+                    if format == Format::Text && !quiet && (alone || v.trace.is_some() || !v.met())
+                    {
+                        println!("{label}: {}\n{}", v.model.name, v.render());
+                    }
+                    rows.push((label, Ok(v)));
                 }
-                rows.push((shown, Ok(v)));
             }
             Err(e) => {
                 eprint!("{e}");
@@ -146,12 +179,22 @@ fn check(paths: &[PathBuf], format: Format, quiet: bool, opts: Options) -> ExitC
             }
         }
     }
+    let single = rows.len() == 1;
     match format {
-        Format::Text if files.len() > 1 || quiet => print!("{}", table(&rows)),
+        Format::Text if !single || quiet => print!("{}", table(&rows)),
         Format::Text => {}
         Format::Json => println!("{}", json(&rows)),
     }
     exit_code(&rows)
+}
+
+/// The model in a file, once per flavour it states expectations for, or against `db` only.
+fn load(path: &Path, db: Option<Flavour>) -> Result<Vec<Model>, Error> {
+    let m = Model::from_file(path)?;
+    match db {
+        Some(f) => Ok(vec![m.with_flavour(f)?]),
+        None => m.variants(),
+    }
 }
 
 fn exit_code(rows: &[(String, Result<Verdict, ()>)]) -> ExitCode {
@@ -170,7 +213,7 @@ fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
         .map(|(f, _)| f.len())
         .max()
         .unwrap_or(5)
-        .clamp(5, 48);
+        .clamp(5, 64);
     let vw = rows
         .iter()
         .map(|(_, r)| r.as_ref().map_or(13, |v| v.summary().len()))
@@ -241,6 +284,7 @@ fn list(paths: &[PathBuf]) -> ExitCode {
                     interlock::ir::Expect::Holds => "holds".to_string(),
                     interlock::ir::Expect::Violated(n) => format!("violated {n}"),
                     interlock::ir::Expect::Deadlock => "deadlock".to_string(),
+                    interlock::ir::Expect::Unstated => "nothing".to_string(),
                 };
                 println!("{}\n    {} — expect {expect}", f.display(), m.ir().name);
             }

@@ -21,6 +21,8 @@ impl Verdict {
     #[must_use]
     pub fn met(&self) -> bool {
         match (&self.outcome, &self.model.expect) {
+            (Outcome::Incomplete { .. }, _) => false,
+            (_, Expect::Unstated) => true,
             (Outcome::Holds, Expect::Holds) => true,
             (Outcome::Failed { failure, .. }, Expect::Violated(name)) => {
                 matches!(failure, Failure::Property(_) | Failure::RuntimeError(_))
@@ -58,6 +60,7 @@ impl Verdict {
             Expect::Holds => "holds".into(),
             Expect::Violated(n) => format!("violated {n}"),
             Expect::Deadlock => "deadlock".into(),
+            Expect::Unstated => "nothing stated for this database".into(),
         }
     }
 
@@ -79,7 +82,7 @@ impl Verdict {
                 };
                 let n = t.steps.len();
                 out.push_str(&format!(
-                    "✗ {what} — shortest counterexample, {n} step{} ({counts})\n\n",
+                    "✗ {what} — shortest counterexample: {n} step{}\n  ({counts})\n\n",
                     if n == 1 { "" } else { "s" }
                 ));
                 out.push_str(&trace::text::render(m, t));

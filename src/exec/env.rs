@@ -15,13 +15,24 @@ pub fn tick<O: Observer>(s: &State, obs: &mut O) -> Option<State> {
         Status::Busy(t) => Some(t),
         _ => None,
     });
-    let dt = busy.chain(s.redis.next_expiry()).min()?;
+    let timers = s
+        .procs
+        .iter()
+        .flat_map(|p| [p.check_in, p.timeout_in])
+        .flatten();
+    let dt = busy.chain(timers).chain(s.redis.next_expiry()).min()?;
+    if dt == 0 {
+        return None; // a timer is due: its transition runs first
+    }
     let mut st = s.clone();
     obs.write(Resource::Clock);
     if O::EVENTS {
         obs.event(Event::TimePasses { ticks: dt });
     }
     for (i, p) in st.procs.iter_mut().enumerate() {
+        for t in [&mut p.check_in, &mut p.timeout_in].into_iter().flatten() {
+            *t -= dt;
+        }
         if let Status::Busy(t) = &mut p.status {
             *t -= dt;
             if *t == 0 {
@@ -71,12 +82,15 @@ pub fn crash<O: Observer>(
         if O::EVENTS {
             obs.event(Event::Crashed { pid: qid });
         }
-        sql::end_txn(&mut st, qid, false, obs);
-        st.procs[q].status = Status::Crashed;
+        sql::end_txn(m, &mut st, qid, false, obs);
+        let p = &mut st.procs[q];
+        p.status = Status::Crashed;
+        (p.check_in, p.timeout_in, p.candidates, p.error) = (None, None, None, None);
     }
     let n = m.mutexes.len();
     for l in &mut st.mutexes[inst * n..(inst + 1) * n] {
         *l = crate::world::lock::Lock::default();
     }
+    st.normalise();
     Some(st)
 }

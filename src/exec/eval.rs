@@ -87,13 +87,11 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
 }
 
 fn cell(sc: &Scope, table: u16, pk: Value, column: u16) -> Value {
-    let Some(db) = &sc.model.db else {
-        return Value::Nil;
-    };
-    let pk_col = db.tables[table as usize].pk;
-    sc.state.db.find(table, pk_col, pk).map_or(Value::Nil, |r| {
-        sc.state.db.tables[table as usize][r as usize].committed[column as usize]
-    })
+    let db = &sc.state.db;
+    db.find(table, pk)
+        .ok()
+        .and_then(|r| db.row(table, r).latest())
+        .map_or(Value::Nil, |row| row[column as usize])
 }
 
 fn count(sc: &Scope, group: u16, status: StatusKind) -> i64 {
@@ -112,6 +110,7 @@ pub fn kind(s: Status) -> StatusKind {
         Status::Ready | Status::Busy(_) => StatusKind::Running,
         Status::Waiting(_) => StatusKind::Waiting,
         Status::Done(_) => StatusKind::Done,
+        Status::Errored(_) => StatusKind::Failed,
         Status::Crashed | Status::Failed(_) => StatusKind::Crashed,
     }
 }

@@ -1,11 +1,14 @@
 //! Step semantics: the transitions of a state, for every engine (pure and deterministic).
 
+pub mod deadlock;
 pub mod env;
 pub mod eval;
 pub mod observe;
 mod redis_ops;
+mod scan;
 mod sql;
 pub mod step;
+mod write;
 
 use crate::ir::Model;
 use crate::world::value::Pid;
@@ -18,6 +21,10 @@ use observe::Observer;
 pub enum Choice {
     /// The process takes its next step.
     Proc(Pid),
+    /// A waiting PostgreSQL backend runs its deadlock check (`deadlock_timeout` is over).
+    Check(Pid),
+    /// A lock wait times out.
+    Timeout(Pid),
     /// Time passes to the next deadline.
     Tick,
     /// The environment injects fault number `fault` into `pid`.
@@ -39,6 +46,8 @@ impl Choice {
 pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Option<State> {
     match c {
         Choice::Proc(p) => step::step(m, s, p, obs),
+        Choice::Check(p) => deadlock::pg_check(m, s, p, obs),
+        Choice::Timeout(p) => deadlock::timeout(m, s, p, obs),
         Choice::Tick => {
             let any = (0..s.procs.len()).any(|p| step::enabled(m, s, Pid(p as u16)));
             if any {
@@ -51,7 +60,8 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
     }
 }
 
-/// Every transition out of `s`, in choice order: processes by pid, then time, then faults.
+/// Every transition out of `s`, in choice order: processes by pid, then due deadlock checks
+/// and lock timeouts, then time, then faults.
 /// Returns how many of them are progress (process steps and time), as opposed to faults:
 /// a state with no progress transition and unfinished processes is a deadlock.
 pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize {
@@ -61,6 +71,20 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
         let pid = Pid(p as u16);
         if let Some(n) = step::step(m, s, pid, &mut silent) {
             out.push((Choice::Proc(pid), n));
+        }
+    }
+    for p in 0..s.procs.len() {
+        let pid = Pid(p as u16);
+        let q = &s.procs[p];
+        if q.check_in == Some(0) {
+            if let Some(n) = deadlock::pg_check(m, s, pid, &mut silent) {
+                out.push((Choice::Check(pid), n));
+            }
+        }
+        if q.timeout_in == Some(0) {
+            if let Some(n) = deadlock::timeout(m, s, pid, &mut silent) {
+                out.push((Choice::Timeout(pid), n));
+            }
         }
     }
     if out.is_empty() {

@@ -8,11 +8,11 @@ use crate::world::process::{RunError, Wait};
 use crate::world::value::{Pid, Sym, Value};
 
 /// A piece of shared state a step reads or writes (partial-order reduction reads these).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Resource {
     Row {
         table: u16,
-        row: u16,
+        key: Value,
     },
     Key(Sym),
     Mutex(u16),
@@ -63,16 +63,25 @@ pub enum Event {
         outcome: Option<Sym>,
     },
     Failed(RunError),
-    /// A row's committed version changed.
+    /// The process ends on a SQL error nothing caught.
+    Uncaught {
+        code: Sym,
+    },
+    /// A row's committed version changed (`None`: deleted).
     RowCommitted {
         table: u16,
-        row: u16,
-        values: Box<[Value]>,
+        key: Value,
+        values: Option<Box<[Value]>>,
     },
     /// A row lock was taken by the acting process.
     RowLocked {
         table: u16,
-        row: u16,
+        key: Value,
+    },
+    /// A lock wait ended in an error (deadlock victim, lock timeout).
+    Interrupted {
+        pid: Pid,
+        code: Sym,
     },
     /// A transaction ended by abort (rollback, crash, a process ending inside it).
     Aborted {
@@ -110,6 +119,10 @@ pub enum Reply {
     None,
     Rows(Vec<Box<[Value]>>),
     Count(i64),
+    /// A command tag worth showing (`ROLLBACK` for a COMMIT of an aborted transaction).
+    Tag(&'static str),
+    /// The statement failed with this error code.
+    Error(Sym),
 }
 
 /// Receives footprints and events. Every method defaults to doing nothing.

@@ -1,13 +1,23 @@
-//! SQL statements against the database, PostgreSQL READ COMMITTED.
+//! SQL statements: transactions, reads, writes, and what an error does to them.
 
 use super::eval::{eval, Scope};
 use super::observe::{Event, Observer, Reply, Resource};
+use super::scan::{self, Kind, Scan};
 use super::step::{scope, Flow};
-use crate::ir::{Expr, Model, SqlStmt};
-use crate::world::db::Access;
-use crate::world::process::{RunError, Status, Wait};
-use crate::world::value::{Pid, Value};
+use crate::ir::{error_code, Db as Schema, Expr, LockClause, LockMode, Model, OnError, SqlStmt};
+use crate::ir::{Flavour, Isolation, WaitPolicy};
+use crate::world::db::View;
+use crate::world::process::{RunError, Status, Txn, Wait};
+use crate::world::value::{Pid, Sym, Value};
 use crate::world::State;
+
+/// What a statement did.
+pub(super) enum Outcome {
+    Done(Reply),
+    /// It waits for a row lock `holder` holds (status already set).
+    Wait(Pid),
+    Error(Sym),
+}
 
 /// Runs a statement other than BEGIN (which is local code).
 pub(super) fn run<O: Observer>(
@@ -16,180 +26,340 @@ pub(super) fn run<O: Observer>(
     pid: Pid,
     stmt: &SqlStmt,
     into: &[u16],
+    on_error: Option<&OnError>,
     obs: &mut O,
 ) -> Result<Flow, RunError> {
-    let reply = match stmt {
-        SqlStmt::Begin => unreachable!("BEGIN is local code"),
-        SqlStmt::Commit | SqlStmt::Rollback => {
-            let commit = matches!(stmt, SqlStmt::Commit);
+    let out = match st.procs[pid.index()].error.take() {
+        Some(code) => Outcome::Error(code),
+        None => statement(m, st, pid, stmt, obs)?,
+    };
+    match out {
+        Outcome::Done(reply) => {
+            bind_reply(st, pid, into, &reply);
+            if let Some(h) = on_error {
+                st.procs[pid.index()].locals[h.local as usize] = Value::Nil;
+            }
+            if O::EVENTS {
+                obs.event(Event::Sql {
+                    stmt: stmt.clone(),
+                    reply,
+                });
+            }
+            if st.procs[pid.index()].txn.is_some_and(|t| !t.explicit) {
+                end_txn(m, st, pid, true, obs);
+            }
+            Ok(Flow::Next)
+        }
+        Outcome::Wait(holder) => {
             if O::EVENTS {
                 obs.event(Event::Sql {
                     stmt: stmt.clone(),
                     reply: Reply::None,
                 });
+                if let Status::Waiting(wait) = st.procs[pid.index()].status {
+                    let holder = Some(holder);
+                    obs.event(Event::Waits { wait, holder });
+                }
             }
-            // COMMIT or ROLLBACK outside a transaction only warns (PostgreSQL).
-            if st.procs[pid.index()].in_txn {
-                end_txn(st, pid, commit, obs);
-            }
-            return Ok(Flow::Next);
+            Ok(Flow::Blocked)
         }
+        Outcome::Error(code) => Ok(fail(m, st, pid, stmt, code, on_error, obs)),
+    }
+}
+
+fn statement<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    stmt: &SqlStmt,
+    obs: &mut O,
+) -> Result<Outcome, RunError> {
+    let db = schema(m);
+    if matches!(stmt, SqlStmt::Commit | SqlStmt::Rollback) {
+        return Ok(finish(m, st, pid, matches!(stmt, SqlStmt::Commit), obs));
+    }
+    let txn = *st.procs[pid.index()].txn.get_or_insert(Txn {
+        isolation: db.isolation,
+        explicit: false,
+        snapshot: None,
+        aborted: false,
+        weight: 0,
+    });
+    if txn.aborted {
+        return Ok(Outcome::Error(error_code("25P02")));
+    }
+    // PostgreSQL RR/SERIALIZABLE take the snapshot at the first statement (PG-3).
+    if db.flavour == Flavour::Postgres && txn.isolation >= Isolation::RepeatableRead {
+        snapshot(st, pid);
+    }
+    let r = match stmt {
         SqlStmt::Select {
             table,
             columns,
             filter,
-            lock: None,
+            order,
+            limit,
+            lock,
             ..
         } => {
-            let rows = plain_select(m, st, pid, *table, filter.as_ref(), obs)?;
-            project(&rows, columns)
-        }
-        SqlStmt::Select {
-            table,
-            columns,
-            filter,
-            ..
-        } => match locking(m, st, pid, *table, filter.as_ref(), obs)? {
-            Err(holder) => return Ok(blocked(st, pid, stmt, holder, obs)),
-            Ok(rows) => {
-                let values = rows
-                    .iter()
-                    .map(|&r| st.db.visible(*table, r, pid).into())
-                    .collect::<Vec<Box<[Value]>>>();
-                project(&values, columns)
+            let lock = lock.or_else(|| serializable_share(db, txn));
+            if db.flavour == Flavour::Postgres && txn.isolation == Isolation::Serializable {
+                note_reads(m, st, pid, *table, filter.as_ref())?;
             }
-        },
+            match lock {
+                None => Outcome::Done(plain_select(
+                    m,
+                    st,
+                    pid,
+                    *table,
+                    filter.as_ref(),
+                    order,
+                    *limit,
+                    columns,
+                    obs,
+                )?),
+                Some(clause) => {
+                    let kind = Kind::Select {
+                        order,
+                        limit: *limit,
+                    };
+                    match scan::lock_rows(m, st, pid, *table, filter.as_ref(), clause, kind, obs)? {
+                        Scan::Rows(rows) => {
+                            let vals = rows
+                                .iter()
+                                .map(|&r| st.db.read(*table, r, pid, View::Latest).map(Box::from))
+                                .collect::<Option<Vec<Box<[Value]>>>>()
+                                .unwrap_or_default();
+                            Outcome::Done(project(&vals, columns))
+                        }
+                        Scan::Wait(h) => Outcome::Wait(h),
+                        Scan::Error(c) => Outcome::Error(c),
+                    }
+                }
+            }
+        }
         SqlStmt::Update {
             table,
             sets,
             filter,
             ..
-        } => match locking(m, st, pid, *table, filter.as_ref(), obs)? {
-            Err(holder) => return Ok(blocked(st, pid, stmt, holder, obs)),
-            Ok(rows) => {
-                for &r in &rows {
-                    let new = updated(m, st, pid, *table, r, sets)?;
-                    st.db.write(*table, r, pid, new);
-                }
-                Reply::Count(rows.len() as i64)
+        } => {
+            if db.flavour == Flavour::Postgres && txn.isolation == Isolation::Serializable {
+                note_reads(m, st, pid, *table, filter.as_ref())?;
             }
-        },
-    };
-    bind_reply(st, pid, into, &reply);
-    if O::EVENTS {
-        obs.event(Event::Sql {
-            stmt: stmt.clone(),
-            reply,
-        });
-    }
-    if !st.procs[pid.index()].in_txn {
-        end_txn(st, pid, true, obs);
-    }
-    Ok(Flow::Next)
-}
-
-fn blocked<O: Observer>(st: &State, pid: Pid, stmt: &SqlStmt, holder: Pid, obs: &mut O) -> Flow {
-    if O::EVENTS {
-        obs.event(Event::Sql {
-            stmt: stmt.clone(),
-            reply: Reply::None,
-        });
-        if let Status::Waiting(wait) = st.procs[pid.index()].status {
-            obs.event(Event::Waits {
-                wait,
-                holder: Some(holder),
-            });
+            let clause = LockClause {
+                mode: update_mode(m, *table, sets),
+                wait: WaitPolicy::Wait,
+            };
+            match scan::lock_rows(
+                m,
+                st,
+                pid,
+                *table,
+                filter.as_ref(),
+                clause,
+                Kind::Update,
+                obs,
+            )? {
+                Scan::Rows(rows) => super::write::update(m, st, pid, *table, &rows, sets, obs)?,
+                Scan::Wait(h) => Outcome::Wait(h),
+                Scan::Error(c) => Outcome::Error(c),
+            }
         }
-    }
-    Flow::Blocked
+        SqlStmt::Delete { table, filter, .. } => {
+            let clause = LockClause {
+                mode: LockMode::Update,
+                wait: WaitPolicy::Wait,
+            };
+            match scan::lock_rows(
+                m,
+                st,
+                pid,
+                *table,
+                filter.as_ref(),
+                clause,
+                Kind::Delete,
+                obs,
+            )? {
+                Scan::Rows(rows) => super::write::delete(st, pid, *table, &rows, obs),
+                Scan::Wait(h) => Outcome::Wait(h),
+                Scan::Error(c) => Outcome::Error(c),
+            }
+        }
+        SqlStmt::Insert {
+            table,
+            columns,
+            values,
+            ..
+        } => super::write::insert(m, st, pid, *table, columns, values, obs)?,
+        SqlStmt::Begin { .. } | SqlStmt::Commit | SqlStmt::Rollback => unreachable!("handled"),
+    };
+    Ok(r)
 }
 
-/// A plain SELECT: never blocks, never locks (PG-7).
-fn plain_select<O: Observer>(
-    m: &Model,
-    st: &State,
-    pid: Pid,
-    table: u16,
-    filter: Option<&Expr>,
-    obs: &mut O,
-) -> Result<Vec<Box<[Value]>>, RunError> {
-    let sc = scope(m, st, pid);
-    let set = st
-        .db
-        .matching(table, pid, &mut |row| matches(filter, &sc, row))?;
-    let rows: Vec<_> = (0..64u16).filter(|r| set & (1 << r) != 0).collect();
-    for r in 0..st.db.tables[table as usize].len() as u16 {
-        obs.read(Resource::Row { table, row: r });
-    }
-    Ok(rows
-        .into_iter()
-        .map(|r| st.db.visible(table, r, pid).into())
-        .collect())
-}
-
-/// The row-locking part of UPDATE and SELECT … FOR UPDATE: the rows locked, or the holder of
-/// the row the process now waits for. A resumed statement keeps the candidates of its first attempt.
-fn locking<O: Observer>(
+/// Records what a PostgreSQL SERIALIZABLE statement reads: the rows a primary-key lookup
+/// reaches, or the whole table for any other scan (a sequential scan takes a relation-level
+/// predicate lock, PG-26).
+fn note_reads(
     m: &Model,
     st: &mut State,
     pid: Pid,
     table: u16,
     filter: Option<&Expr>,
-    obs: &mut O,
-) -> Result<Result<Vec<u16>, Pid>, RunError> {
-    for r in 0..st.db.tables[table as usize].len() as u16 {
-        obs.write(Resource::Row { table, row: r });
+) -> Result<(), RunError> {
+    let items: Vec<(u16, Value)> = match scan::access_path(m, st, pid, table, filter)? {
+        scan::Path::Keys(keys) => keys.into_iter().map(|k| (table, k)).collect(),
+        _ => vec![(table, Value::Nil)],
+    };
+    let reads = &mut st.procs[pid.index()].reads;
+    for item in items {
+        if !reads.contains(&item) {
+            reads.push(item);
+        }
     }
-    let (candidates, waited) = match st.procs[pid.index()].status {
-        Status::Waiting(Wait::Row {
-            candidates, row, ..
-        }) => (candidates, Some(row)),
-        _ => {
-            let sc = scope(m, st, pid);
-            let set = st
-                .db
-                .matching(table, pid, &mut |row| matches(filter, &sc, row))?;
-            (set, None)
+    Ok(())
+}
+
+/// PostgreSQL SERIALIZABLE, a conservative form of SSI's rule (PG-25): a transaction that
+/// wrote something cannot commit if something it read was changed by a transaction that
+/// committed after its snapshot. In a dangerous structure T_in → T_pivot → T_out the pivot
+/// both writes (T_in read what it wrote) and read what T_out, the first to commit, wrote — so
+/// this rule aborts every pivot, and sometimes a transaction PostgreSQL would let commit.
+fn serialization_failure(st: &State, pid: Pid) -> bool {
+    let p = &st.procs[pid.index()];
+    let Some(snap) = p.txn.and_then(|t| t.snapshot) else {
+        return false;
+    };
+    let wrote = st
+        .db
+        .tables
+        .iter()
+        .flatten()
+        .any(|r| r.pending.as_ref().is_some_and(|(o, _)| *o == pid));
+    let changed = |t: u16, key: Value| {
+        let rows = &st.db.tables[t as usize];
+        match key {
+            Value::Nil => rows.iter().any(|r| r.latest_seq() > snap),
+            k => st.db.find(t, k).is_ok_and(|r| rows[r].latest_seq() > snap),
         }
     };
-    let held_before: u64 = (0..st.db.tables[table as usize].len() as u16)
-        .filter(|&r| st.db.tables[table as usize][r as usize].lock.held_by(pid))
-        .fold(0, |acc, r| acc | 1 << r);
-    // The filter sees only the row, locals and `$me`; the database is taken out of the state
-    // for the call so both can be borrowed.
-    let mut db = std::mem::take(&mut st.db);
-    let access = {
-        let sc = scope(m, st, pid);
-        db.lock_rows(table, pid, candidates, waited, &mut |row| {
-            matches(filter, &sc, row)
-        })
-    };
-    st.db = db;
-    let access = access?;
-    match access {
-        Access::Wait { row, holder } => {
-            st.procs[pid.index()].status = Status::Waiting(Wait::Row {
-                table,
-                row,
-                candidates,
-            });
-            Ok(Err(holder))
-        }
-        Access::Locked(rows) => {
-            // An autocommit statement releases its locks in the same step: not worth a line.
-            if O::EVENTS && st.procs[pid.index()].in_txn {
-                for &row in &rows {
-                    if held_before & (1 << row) == 0 || waited == Some(row) {
-                        obs.event(Event::RowLocked { table, row });
-                    }
-                }
-            }
-            Ok(Ok(rows))
-        }
+    wrote && p.reads.iter().any(|&(t, k)| changed(t, k))
+}
+
+/// InnoDB SERIALIZABLE turns a plain SELECT inside a transaction into `FOR SHARE` (MY-4).
+fn serializable_share(db: &Schema, txn: Txn) -> Option<LockClause> {
+    (db.flavour.innodb() && txn.isolation == Isolation::Serializable && txn.explicit).then_some(
+        LockClause {
+            mode: LockMode::Share,
+            wait: WaitPolicy::Wait,
+        },
+    )
+}
+
+/// PostgreSQL: an UPDATE takes FOR UPDATE if it changes a key column, else FOR NO KEY UPDATE
+/// (PG-6). InnoDB has only X locks.
+fn update_mode(m: &Model, table: u16, sets: &[(u16, Expr)]) -> LockMode {
+    let t = &schema(m).tables[table as usize];
+    let key_col =
+        |c: usize| c == t.pk || t.indexes.iter().any(|i| i.unique && i.columns.contains(&c));
+    if sets.iter().any(|(c, _)| key_col(*c as usize)) {
+        LockMode::Update
+    } else {
+        LockMode::NoKeyUpdate
     }
 }
 
-fn matches(filter: Option<&Expr>, sc: &Scope, row: &[Value]) -> Result<bool, RunError> {
+/// COMMIT or ROLLBACK. Outside a transaction both only warn; COMMIT of an aborted
+/// PostgreSQL transaction rolls it back (PG-27).
+fn finish<O: Observer>(m: &Model, st: &mut State, pid: Pid, commit: bool, obs: &mut O) -> Outcome {
+    let Some(txn) = st.procs[pid.index()].txn else {
+        return Outcome::Done(Reply::None);
+    };
+    let commit = commit && !txn.aborted;
+    if commit
+        && txn.isolation == Isolation::Serializable
+        && schema(m).flavour == Flavour::Postgres
+        && serialization_failure(st, pid)
+    {
+        return Outcome::Error(error_code("40001"));
+    }
+    end_txn(m, st, pid, commit, obs);
+    Outcome::Done(if commit {
+        Reply::None
+    } else {
+        Reply::Tag("ROLLBACK")
+    })
+}
+
+/// The transaction's snapshot, taken now if it has none.
+pub(super) fn snapshot(st: &mut State, pid: Pid) -> u32 {
+    let seq = st.db.seq;
+    let txn = st.procs[pid.index()]
+        .txn
+        .as_mut()
+        .expect("in a transaction");
+    *txn.snapshot.get_or_insert(seq)
+}
+
+/// What a plain (non-locking) read sees: a snapshot at RR/SERIALIZABLE, the newest
+/// committed data at READ COMMITTED (each statement's own snapshot, PG-2, MY-2).
+pub(super) fn read_view(m: &Model, st: &mut State, pid: Pid) -> View {
+    let txn = st.procs[pid.index()].txn.expect("in a transaction");
+    match txn.isolation {
+        Isolation::ReadCommitted => View::Latest,
+        _ if !txn.explicit && schema(m).flavour.innodb() => View::Latest,
+        _ => View::Snapshot(snapshot(st, pid)),
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // one SELECT's clauses
+fn plain_select<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    table: u16,
+    filter: Option<&Expr>,
+    order: &[(u16, bool)],
+    limit: Option<u32>,
+    columns: &[u16],
+    obs: &mut O,
+) -> Result<Reply, RunError> {
+    let view = read_view(m, st, pid);
+    let sc = scope(m, st, pid);
+    let mut rows: Vec<Box<[Value]>> = Vec::new();
+    for r in 0..st.db.tables[table as usize].len() {
+        obs.read(Resource::Row {
+            table,
+            key: st.db.row(table, r).key,
+        });
+        if let Some(v) = st.db.read(table, r, pid, view) {
+            if matches(filter, &sc, v)? {
+                rows.push(v.into());
+            }
+        }
+    }
+    sort(&mut rows, order);
+    if let Some(n) = limit {
+        rows.truncate(n as usize);
+    }
+    Ok(project(&rows, columns))
+}
+
+/// Sorts rows by `ORDER BY` columns (stable, so ties keep primary-key order).
+pub(super) fn sort(rows: &mut [Box<[Value]>], order: &[(u16, bool)]) {
+    rows.sort_by(|a, b| {
+        for &(c, desc) in order {
+            let o = a[c as usize].cmp(&b[c as usize]);
+            let o = if desc { o.reverse() } else { o };
+            if o.is_ne() {
+                return o;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+}
+
+pub(super) fn matches(filter: Option<&Expr>, sc: &Scope, row: &[Value]) -> Result<bool, RunError> {
     match filter {
         None => Ok(true),
         Some(f) => Ok(eval(
@@ -201,27 +371,6 @@ fn matches(filter: Option<&Expr>, sc: &Scope, row: &[Value]) -> Result<bool, Run
         )?
         .truthy()),
     }
-}
-
-/// The new version of a row: every SET expression sees the row before the update.
-fn updated(
-    m: &Model,
-    st: &State,
-    pid: Pid,
-    table: u16,
-    r: u16,
-    sets: &[(u16, Expr)],
-) -> Result<Box<[Value]>, RunError> {
-    let old = st.db.visible(table, r, pid);
-    let sc = Scope {
-        row: Some(old),
-        ..scope(m, st, pid)
-    };
-    let mut new: Box<[Value]> = old.into();
-    for (c, e) in sets {
-        new[*c as usize] = eval(e, &sc)?;
-    }
-    Ok(new)
 }
 
 fn project(rows: &[Box<[Value]>], columns: &[u16]) -> Reply {
@@ -246,53 +395,133 @@ fn bind_reply(st: &mut State, pid: Pid, into: &[u16], reply: &Reply) {
                 locals[l as usize] = Value::Int(*n);
             }
         }
-        Reply::None => {}
+        Reply::None | Reply::Tag(_) | Reply::Error(_) => {}
+    }
+}
+
+/// Whether an error ends the whole transaction or only the statement. PostgreSQL aborts the
+/// transaction on any error (PG-27); InnoDB rolls back the transaction on a deadlock (1213)
+/// and on MariaDB's snapshot-isolation conflict (1020), only the statement otherwise (MY-19).
+fn aborts_transaction(flavour: Flavour, code: Sym) -> bool {
+    !flavour.innodb() || code == error_code("1213") || code == error_code("1020")
+}
+
+/// A statement failed with `code`: undo what the error undoes, then run the handler, or end
+/// the process as failed when nothing catches it.
+fn fail<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    stmt: &SqlStmt,
+    code: Sym,
+    on_error: Option<&OnError>,
+    obs: &mut O,
+) -> Flow {
+    let flavour = schema(m).flavour;
+    if O::EVENTS {
+        obs.event(Event::Sql {
+            stmt: stmt.clone(),
+            reply: Reply::Error(code),
+        });
+    }
+    let p = &st.procs[pid.index()];
+    if let Status::Waiting(Wait::Row { table, key, .. }) = p.status {
+        if let Ok(r) = st.db.find(table, key) {
+            st.db.dequeue(table, r, pid);
+        }
+    }
+    let p = &mut st.procs[pid.index()];
+    p.status = Status::Ready;
+    (p.candidates, p.check_in, p.timeout_in) = (None, None, None);
+    if let Some(txn) = p.txn {
+        if aborts_transaction(flavour, code) || !txn.explicit {
+            // A failed COMMIT ends the transaction; any other error leaves a PostgreSQL block
+            // open in the aborted state (PG-27).
+            let stays =
+                txn.explicit && flavour == Flavour::Postgres && !matches!(stmt, SqlStmt::Commit);
+            end_txn(m, st, pid, false, obs);
+            if stays {
+                st.procs[pid.index()].txn = Some(Txn {
+                    aborted: true,
+                    ..txn
+                });
+            }
+        }
+    }
+    match on_error.filter(|h| h.codes.is_empty() || h.codes.contains(&code)) {
+        Some(h) => {
+            st.procs[pid.index()].locals[h.local as usize] = Value::Str(code);
+            match h.target {
+                Some(t) => Flow::Jump(t),
+                None => Flow::Next,
+            }
+        }
+        None => {
+            end_txn(m, st, pid, false, obs);
+            st.procs[pid.index()].status = Status::Errored(code);
+            if O::EVENTS {
+                obs.event(Event::Uncaught { code });
+            }
+            Flow::Stop
+        }
     }
 }
 
 /// Ends `pid`'s transaction (commit or abort) and hands its row locks to the next waiters.
-pub(super) fn end_txn<O: Observer>(st: &mut State, pid: Pid, commit: bool, obs: &mut O) {
+pub(super) fn end_txn<O: Observer>(m: &Model, st: &mut State, pid: Pid, commit: bool, obs: &mut O) {
+    st.procs[pid.index()].reads.clear();
+    let Some(txn) = st.procs[pid.index()].txn.take() else {
+        return;
+    };
+    let flavour = m.db.as_ref().map_or(Flavour::Postgres, |d| d.flavour);
     let written = if O::EVENTS && commit {
         written_rows(st, pid)
     } else {
         Vec::new()
     };
-    let was_open = st.procs[pid.index()].in_txn;
-    let grants = st.db.end(pid, commit);
-    st.procs[pid.index()].in_txn = false;
+    let grants = st.db.end(flavour, pid, commit);
     if !O::EVENTS {
         return;
     }
     // Every row the transaction wrote, even to the value it already had: a learner must see
     // the overwrite of a lost update.
-    for (table, row) in written {
-        let values = st.db.tables[table as usize][row as usize].committed.clone();
-        obs.event(Event::RowCommitted { table, row, values });
+    for (table, key) in written {
+        let values = st
+            .db
+            .find(table, key)
+            .ok()
+            .and_then(|r| st.db.row(table, r).latest().map(Box::from));
+        obs.event(Event::RowCommitted { table, key, values });
     }
-    if !commit && was_open {
+    if !commit && txn.explicit && !txn.aborted {
         obs.event(Event::Aborted { pid });
     }
-    for (table, row, next) in grants {
+    for (table, key, next) in grants {
         let wait = match st.procs[next.index()].status {
             Status::Waiting(w) => w,
             _ => Wait::Row {
                 table,
-                row,
-                candidates: 0,
+                key,
+                mode: LockMode::Update,
             },
         };
         obs.event(Event::Granted { pid: next, wait });
     }
 }
 
-fn written_rows(st: &State, pid: Pid) -> Vec<(u16, u16)> {
+fn written_rows(st: &State, pid: Pid) -> Vec<(u16, Value)> {
     let mut out = Vec::new();
     for (t, rows) in st.db.tables.iter().enumerate() {
-        for (r, row) in rows.iter().enumerate() {
-            if row.lock.held_by(pid) && row.pending.is_some() {
-                out.push((t as u16, r as u16));
+        for row in rows {
+            if row.pending.as_ref().is_some_and(|(o, _)| *o == pid) {
+                out.push((t as u16, row.key));
             }
         }
     }
     out
+}
+
+/// The model's database (the parser admits SQL only with a `db` line).
+pub(super) fn schema(m: &Model) -> &Schema {
+    m.db.as_ref().expect("SQL needs a db declaration")
 }

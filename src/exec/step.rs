@@ -3,8 +3,8 @@
 use super::eval::{eval, Scope};
 use super::observe::{Event, Observer, Resource};
 use super::{redis_ops, sql};
-use crate::ir::{Model, Op, OpKind};
-use crate::world::process::{RunError, Status, Wait};
+use crate::ir::{Isolation, Model, Op, OpKind, SqlStmt};
+use crate::world::process::{RunError, Status, Txn, Wait};
 use crate::world::value::{Pid, Value};
 use crate::world::State;
 
@@ -12,8 +12,12 @@ use crate::world::State;
 pub(super) enum Flow {
     /// It completed; the process moves on.
     Next,
+    /// It failed and a handler continues at this op.
+    Jump(u32),
     /// It must wait; the process stays at this op with a `Waiting` status.
     Blocked,
+    /// It ended the process (an uncaught SQL error).
+    Stop,
 }
 
 /// Whether `pid` can take a step in `s`.
@@ -23,14 +27,16 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
     match p.status {
         Status::Ready => true,
         Status::Waiting(Wait::Mutex(l)) => s.mutexes[l as usize].held_by(pid),
-        Status::Waiting(Wait::Row { table, row, .. }) => {
-            s.db.tables[table as usize][row as usize].lock.held_by(pid)
-        }
+        Status::Waiting(Wait::Row { .. }) => !super::deadlock::blocked_on_row(s, pid),
         Status::Waiting(Wait::Await { .. }) => match &m.program(pid).ops[p.pc as usize].kind {
             OpKind::AwaitRedis { cmd, .. } => redis_ops::would_succeed(s, cmd),
             _ => false,
         },
-        Status::Busy(_) | Status::Done(_) | Status::Crashed | Status::Failed(_) => false,
+        Status::Busy(_)
+        | Status::Done(_)
+        | Status::Errored(_)
+        | Status::Crashed
+        | Status::Failed(_) => false,
     }
 }
 
@@ -42,8 +48,9 @@ pub fn step<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option<
     let mut st = s.clone();
     obs.read(Resource::Process(pid));
     if let Err(e) = run(m, &mut st, pid, obs) {
-        fail(&mut st, pid, e, obs);
+        fail(m, &mut st, pid, e, obs);
     }
+    st.normalise();
     Some(st)
 }
 
@@ -58,14 +65,15 @@ fn run<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) -> Result<
                 return Ok(());
             }
             visible_done = true;
-            match visible(m, st, pid, op, obs)? {
-                Flow::Blocked => return Ok(()),
-                Flow::Next => {
-                    let p = &mut st.procs[pid.index()];
-                    p.status = Status::Ready;
-                    p.pc += 1;
-                }
+            let flow = visible(m, st, pid, op, obs)?;
+            let p = &mut st.procs[pid.index()];
+            match flow {
+                Flow::Blocked | Flow::Stop => return Ok(()),
+                Flow::Next => p.pc += 1,
+                Flow::Jump(t) => p.pc = t,
             }
+            p.status = Status::Ready;
+            (p.check_in, p.timeout_in) = (None, None);
             continue;
         }
         if !local(m, st, pid, op, obs)? {
@@ -96,9 +104,8 @@ fn local<O: Observer>(
             return Ok(true);
         }
         OpKind::Return { outcome } => {
-            if st.procs[i].in_txn {
-                sql::end_txn(st, pid, false, obs);
-            }
+            // The request ends: its connection goes back with no transaction open.
+            sql::end_txn(m, st, pid, false, obs);
             st.procs[i].status = Status::Done(*outcome);
             if O::EVENTS {
                 obs.event(Event::Finished { outcome: *outcome });
@@ -121,15 +128,31 @@ fn local<O: Observer>(
             }
             return Ok(true);
         }
-        OpKind::Sql { stmt, .. } if matches!(stmt, crate::ir::SqlStmt::Begin) => {
+        OpKind::Sql {
+            stmt: SqlStmt::Begin { isolation },
+            ..
+        } => {
             // BEGIN touches nothing until the first statement, so it folds into it.
-            st.procs[i].in_txn = true;
+            begin(m, st, pid, *isolation);
             if O::EVENTS {
                 obs.event(Event::Sql {
-                    stmt: stmt.clone(),
+                    stmt: SqlStmt::Begin {
+                        isolation: *isolation,
+                    },
                     reply: super::observe::Reply::None,
                 });
             }
+        }
+        OpKind::Raise { local } => {
+            let Value::Str(code) = st.procs[i].locals[*local as usize] else {
+                return Err(RunError::Type);
+            };
+            sql::end_txn(m, st, pid, false, obs);
+            st.procs[i].status = Status::Errored(code);
+            if O::EVENTS {
+                obs.event(Event::Uncaught { code });
+            }
+            return Ok(false);
         }
         _ => unreachable!("visible ops are run by `visible`"),
     }
@@ -148,7 +171,11 @@ fn visible<O: Observer>(
         obs.event(Event::At { span: op.span });
     }
     match &op.kind {
-        OpKind::Sql { stmt, into } => sql::run(m, st, pid, stmt, into, obs),
+        OpKind::Sql {
+            stmt,
+            into,
+            on_error,
+        } => sql::run(m, st, pid, stmt, into, on_error.as_ref(), obs),
         OpKind::Redis { cmd, into } => {
             let reply = redis_ops::run(m, st, pid, cmd, obs)?;
             bind(st, pid, *into, reply);
@@ -299,10 +326,27 @@ pub(super) fn bind(st: &mut State, pid: Pid, into: Option<u16>, v: Value) {
     }
 }
 
-fn fail<O: Observer>(st: &mut State, pid: Pid, e: RunError, obs: &mut O) {
-    if st.procs[pid.index()].in_txn {
-        sql::end_txn(st, pid, false, obs);
+/// `BEGIN`: opens a transaction at the named level or the database's default. Inside a
+/// transaction it only warns (PostgreSQL), so it changes nothing.
+fn begin(m: &Model, st: &mut State, pid: Pid, isolation: Option<Isolation>) {
+    let p = &mut st.procs[pid.index()];
+    if p.txn.is_some() {
+        return;
     }
+    let default =
+        m.db.as_ref()
+            .map_or(Isolation::ReadCommitted, |d| d.isolation);
+    p.txn = Some(Txn {
+        isolation: isolation.unwrap_or(default),
+        explicit: true,
+        snapshot: None,
+        aborted: false,
+        weight: 0,
+    });
+}
+
+fn fail<O: Observer>(m: &Model, st: &mut State, pid: Pid, e: RunError, obs: &mut O) {
+    sql::end_txn(m, st, pid, false, obs);
     st.procs[pid.index()].status = Status::Failed(e);
     if O::EVENTS {
         obs.event(Event::Failed(e));

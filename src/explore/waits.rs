@@ -1,6 +1,7 @@
 //! The wait-for graph of a state, derived from the processes' `Waiting` statuses.
 
-use crate::ir::{Model, OpKind};
+use crate::ir::{Flavour, Model, OpKind};
+use crate::world::db::conflicts;
 use crate::world::process::{Status, Wait};
 use crate::world::value::{Pid, Value};
 use crate::world::State;
@@ -15,7 +16,8 @@ pub struct Edge {
     pub holder: Pid,
 }
 
-/// Every wait edge of the state, by waiter.
+/// Every wait edge of the state, by waiter: a row-lock waiter waits for every holder whose
+/// mode conflicts with the one it asked for.
 #[must_use]
 pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
     let mut out = Vec::new();
@@ -24,12 +26,23 @@ pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
             continue;
         };
         let waiter = Pid(i as u16);
-        let holder = match wait {
-            Wait::Mutex(l) => s.mutexes[l as usize].holder,
-            Wait::Row { table, row, .. } => s.db.tables[table as usize][row as usize].lock.holder,
-            Wait::Await { .. } => await_owner(m, s, waiter),
+        let holders: Vec<Pid> = match wait {
+            Wait::Mutex(l) => s.mutexes[l as usize].holder.into_iter().collect(),
+            Wait::Row { table, key, mode } => {
+                let flavour = m.db.as_ref().map_or(Flavour::Postgres, |d| d.flavour);
+                s.db.find(table, key).map_or(Vec::new(), |r| {
+                    s.db.row(table, r)
+                        .locks
+                        .held
+                        .iter()
+                        .filter(|&&(h, hm)| h != waiter && conflicts(flavour, hm, mode))
+                        .map(|&(h, _)| h)
+                        .collect()
+                })
+            }
+            Wait::Await { .. } => await_owner(m, s, waiter).into_iter().collect(),
         };
-        if let Some(holder) = holder.filter(|&h| h != waiter) {
+        for holder in holders.into_iter().filter(|&h| h != waiter) {
             out.push(Edge {
                 waiter,
                 wait,

@@ -69,6 +69,8 @@ pub enum StatusKind {
     Done,
     /// Stopped by a crash fault.
     Crashed,
+    /// Finished by a SQL error it did not catch.
+    Failed,
 }
 
 impl StatusKind {
@@ -79,6 +81,7 @@ impl StatusKind {
             StatusKind::Waiting => "waiting",
             StatusKind::Done => "done",
             StatusKind::Crashed => "crashed",
+            StatusKind::Failed => "failed",
         }
     }
 }

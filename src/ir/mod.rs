@@ -7,7 +7,7 @@ mod expr;
 mod op;
 
 pub use expr::{BinOp, Expr, StatusKind, UnOp};
-pub use op::{LockMode, Op, OpKind, RedisCmd, SqlStmt};
+pub use op::{LockClause, LockMode, OnError, Op, OpKind, RedisCmd, SqlStmt, WaitPolicy};
 
 pub use crate::world::value::{Pid, Sym, Value};
 
@@ -52,8 +52,12 @@ pub struct Model {
     pub processes: Vec<Process>,
     pub faults: Vec<Fault>,
     pub properties: Vec<Property>,
+    /// What the checker must find for the database flavour this model was parsed for.
     pub expect: Expect,
     pub expect_span: Span,
+    /// The flavours the file states expectations for (`expect postgres, mysql: …`), in order;
+    /// empty when its expectations name no flavour. `check` runs the model once per flavour.
+    pub expect_flavours: Vec<Flavour>,
     pub timing: Timing,
     /// Milliseconds in one tick: the greatest common divisor of every duration in the model.
     pub tick_ms: u64,
@@ -61,22 +65,73 @@ pub struct Model {
     pub symbols: Vec<String>,
 }
 
-/// The database: one flavour, its default isolation level, its tables.
+/// The database: one flavour, its default isolation level, its tables, its settings.
 #[derive(Clone, Debug)]
 pub struct Db {
     pub flavour: Flavour,
+    /// The level a transaction gets unless its BEGIN names one: the model's `isolation …`, or
+    /// the flavour's default.
     pub isolation: Isolation,
     pub tables: Vec<Table>,
+    pub settings: Settings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flavour {
+    /// PostgreSQL.
     Postgres,
+    /// MySQL with InnoDB, as its manual documents it.
+    Mysql,
+    /// MariaDB with InnoDB: MySQL's core with the differences observed on a real server.
+    Mariadb,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+impl Flavour {
+    /// The isolation level a new transaction gets by default.
+    #[must_use]
+    pub fn default_isolation(self) -> Isolation {
+        match self {
+            Flavour::Postgres => Isolation::ReadCommitted,
+            Flavour::Mysql | Flavour::Mariadb => Isolation::RepeatableRead,
+        }
+    }
+
+    /// True for the InnoDB flavours.
+    #[must_use]
+    pub fn innodb(self) -> bool {
+        matches!(self, Flavour::Mysql | Flavour::Mariadb)
+    }
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavour::Postgres => "postgres",
+            Flavour::Mysql => "mysql",
+            Flavour::Mariadb => "mariadb",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Isolation {
     ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+/// Server settings a model may change with `set NAME = value`. Durations are in ticks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// PostgreSQL `lock_timeout` (0 / absent = wait forever).
+    pub lock_timeout: Option<u32>,
+    /// PostgreSQL `deadlock_timeout`; absent = the default, 1 s.
+    pub deadlock_timeout: Option<u32>,
+    /// InnoDB `innodb_lock_wait_timeout`; absent = the default, 50 s.
+    pub innodb_lock_wait_timeout: Option<u32>,
+    /// MariaDB `innodb_snapshot_isolation` (default off in 10.11).
+    pub innodb_snapshot_isolation: bool,
+    /// InnoDB `sql_mode` has `STRICT_TRANS_TABLES` (the default); `set sql_mode = ''` clears it.
+    pub non_strict: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -87,6 +142,8 @@ pub struct Table {
     pub pk: usize,
     /// Initial rows, sorted by primary key; each has one value per column.
     pub rows: Vec<Vec<Value>>,
+    /// Secondary indexes (`index t (col)`, `unique index t (col)`, a `unique` column).
+    pub indexes: Vec<Index>,
 }
 
 #[derive(Clone, Debug)]
@@ -97,8 +154,30 @@ pub struct Column {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnType {
+    /// `int` / `integer`: 32-bit signed.
     Int,
+    /// `bigint`: 64-bit signed.
+    BigInt,
     Text,
+}
+
+impl ColumnType {
+    /// The range an integer column holds, if it is an integer column.
+    #[must_use]
+    pub fn range(self) -> Option<(i64, i64)> {
+        match self {
+            ColumnType::Int => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+            ColumnType::BigInt => Some((i64::MIN, i64::MAX)),
+            ColumnType::Text => None,
+        }
+    }
+}
+
+/// A secondary index (the primary key is always indexed and unique).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Index {
+    pub columns: Vec<usize>,
+    pub unique: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -173,6 +252,8 @@ pub enum Expect {
     Holds,
     Violated(String),
     Deadlock,
+    /// The file states no expectation for this flavour (it was run with `--db` for another).
+    Unstated,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -180,6 +261,36 @@ pub enum Timing {
     /// A ready step always happens before time advances.
     #[default]
     Bounded,
+}
+
+/// SQL error codes the engine raises, interned first (after `OK`) in every model's symbol
+/// table, so an error is a plain string value: SQLSTATEs for PostgreSQL, error numbers for the
+/// InnoDB flavours.
+pub const ERROR_CODES: &[&str] = &[
+    "40001", "40P01", "55P03", "25P02", "22003", "23505", "1213", "1205", "3572", "1020", "1264",
+    "1690", "1062",
+];
+
+/// The symbol table every model starts with: `OK`, then [`ERROR_CODES`].
+#[must_use]
+pub fn initial_symbols() -> Vec<String> {
+    std::iter::once("OK")
+        .chain(ERROR_CODES.iter().copied())
+        .map(String::from)
+        .collect()
+}
+
+/// The symbol of an error code from [`ERROR_CODES`].
+///
+/// # Panics
+/// If `code` is not in [`ERROR_CODES`] (a bug in the engine).
+#[must_use]
+pub fn error_code(code: &str) -> Sym {
+    let i = ERROR_CODES
+        .iter()
+        .position(|c| *c == code)
+        .expect("a known error code");
+    Sym(1 + i as u32)
 }
 
 impl Model {

@@ -42,9 +42,12 @@ pub enum OpKind {
         ticks: u32,
     },
     // --- visible: at most one per step.
+    /// A SQL statement. Without `on_error`, an error ends the process (status `failed`) after
+    /// rolling back its transaction, as an unhandled exception ends a request.
     Sql {
         stmt: SqlStmt,
         into: Vec<u16>,
+        on_error: Option<OnError>,
     },
     Redis {
         cmd: RedisCmd,
@@ -61,6 +64,11 @@ pub enum OpKind {
     Atomic {
         body: Vec<Op>,
     },
+    /// Ends the process as failed with the error code held in `local` (a `retry` that ran
+    /// out of attempts re-raises the last error).
+    Raise {
+        local: u16,
+    },
     /// `lock m` on the process's own instance's mutex `m`.
     Lock {
         mutex: u16,
@@ -71,17 +79,35 @@ pub enum OpKind {
     },
 }
 
+/// What a statement does when it fails: `catch $e` (any error, continue) or the handler a
+/// `retry … on 'code'` block installs (listed codes, jump to the handler).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnError {
+    /// The local that receives the error code (a string such as `'40001'`), nil on success.
+    pub local: u16,
+    /// The codes caught; empty = every error.
+    pub codes: Vec<Sym>,
+    /// Where to continue after a caught error; `None` = the next op.
+    pub target: Option<u32>,
+}
+
 /// A SQL statement, resolved against the schema. `text` is the statement as written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SqlStmt {
-    Begin,
+    /// `BEGIN` / `START TRANSACTION`, with `ISOLATION LEVEL …` if given.
+    Begin {
+        isolation: Option<super::Isolation>,
+    },
     Commit,
     Rollback,
     Select {
         table: u16,
         columns: Vec<u16>,
         filter: Option<Expr>,
-        lock: Option<LockMode>,
+        /// `ORDER BY`: (column, descending), in written order.
+        order: Vec<(u16, bool)>,
+        limit: Option<u32>,
+        lock: Option<LockClause>,
         text: String,
     },
     Update {
@@ -91,12 +117,50 @@ pub enum SqlStmt {
         filter: Option<Expr>,
         text: String,
     },
+    /// `INSERT INTO t (cols) VALUES (…)`: one row; columns not named are NULL.
+    Insert {
+        table: u16,
+        columns: Vec<u16>,
+        values: Vec<Expr>,
+        text: String,
+    },
+    /// `DELETE FROM t [WHERE …]`
+    Delete {
+        table: u16,
+        filter: Option<Expr>,
+        text: String,
+    },
 }
 
+/// The locking clause of a SELECT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LockClause {
+    pub mode: LockMode,
+    pub wait: WaitPolicy,
+}
+
+/// Row lock strengths, strongest first. InnoDB has only `Update` (X) and `Share` (S);
+/// `LOCK IN SHARE MODE` is `Share`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockMode {
     /// `FOR UPDATE`
     Update,
+    /// `FOR NO KEY UPDATE` (PostgreSQL)
+    NoKeyUpdate,
+    /// `FOR SHARE` / `LOCK IN SHARE MODE`
+    Share,
+    /// `FOR KEY SHARE` (PostgreSQL)
+    KeyShare,
+}
+
+/// What a locking read does at a row another transaction holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitPolicy {
+    Wait,
+    /// `NOWAIT`: fail at once.
+    NoWait,
+    /// `SKIP LOCKED`: leave the row out.
+    SkipLocked,
 }
 
 /// A Redis command. Keys are fixed names; values are expressions.
@@ -121,7 +185,7 @@ impl OpKind {
     pub fn is_visible(&self) -> bool {
         match self {
             // BEGIN touches nothing until the first statement, so it is local code.
-            OpKind::Sql { stmt, .. } => !matches!(stmt, SqlStmt::Begin),
+            OpKind::Sql { stmt, .. } => !matches!(stmt, SqlStmt::Begin { .. }),
             _ => matches!(
                 self,
                 OpKind::Redis { .. }

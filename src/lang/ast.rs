@@ -2,7 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::{BinOp, ColumnType, PropertyKind, Span, UnOp};
+use crate::ir::{
+    BinOp, ColumnType, Flavour, Isolation, LockMode, PropertyKind, Span, UnOp, WaitPolicy,
+};
 
 /// A name with where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,8 +23,22 @@ pub struct Decl {
 pub enum DeclKind {
     Model(String),
     About(String),
-    /// `db postgres [isolation read_committed]`: the only flavour and level, checked when parsed.
-    Db,
+    /// `db FLAVOUR [isolation LEVEL]`; `None` where the word was unknown (already reported).
+    Db {
+        flavour: Option<Flavour>,
+        isolation: Option<Isolation>,
+    },
+    /// `set NAME = value`: a server setting, checked against the flavour when lowered.
+    Setting {
+        name: Name,
+        value: Setting,
+    },
+    /// `[unique] index T (col, …)`
+    Index {
+        unique: bool,
+        table: Name,
+        columns: Vec<Name>,
+    },
     Table {
         name: Name,
         columns: Vec<ColumnDef>,
@@ -48,7 +64,12 @@ pub enum DeclKind {
         name: Name,
         expr: Expr,
     },
-    Expect(ExpectDecl),
+    /// `expect [FLAVOUR, … :] holds|violated NAME|deadlock`; `flavours` is `None` when the
+    /// line names none (unknown flavours are reported and left out).
+    Expect {
+        flavours: Option<Vec<(Flavour, Span)>>,
+        expect: ExpectDecl,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +78,22 @@ pub struct ColumnDef {
     pub ty: ColumnType,
     /// The `primary key` words, when present.
     pub pk: Option<Span>,
+    /// The `unique` word, when present.
+    pub unique: Option<Span>,
+}
+
+/// The value of a `set` line, already read according to the setting's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `lock_timeout` in milliseconds; 0 = off.
+    LockTimeout(u64),
+    DeadlockTimeout(u64),
+    InnodbLockWaitTimeout(u64),
+    InnodbSnapshotIsolation(bool),
+    /// `sql_mode = '…'`: true when the mode is strict.
+    SqlMode {
+        strict: bool,
+    },
 }
 
 /// A literal value in a `row`, a cell reference or an expression.
@@ -144,6 +181,16 @@ pub enum StmtKind {
         wait: bool,
     },
     Atomic(Block),
+    /// `retry N on 'code', … [backoff D] { … }`
+    Retry {
+        attempts: u32,
+        codes: Vec<(String, Span)>,
+        /// Milliseconds to sleep before the next attempt.
+        backoff: Option<u64>,
+        /// `retry … on …`, where the retry's own ops point.
+        head: Span,
+        body: Block,
+    },
 }
 
 /// A SQL statement: the text as written and sqlparser's reading of it.
@@ -155,6 +202,10 @@ pub struct SqlText {
     /// Byte offset of `text` in the source.
     pub base: usize,
     pub into: Vec<Name>,
+    /// `catch $e` after the statement.
+    pub catch: Option<Name>,
+    /// A SELECT's locking clause, read by the front end (sqlparser sees the text before it).
+    pub lock: Option<LockAst>,
     /// The words of the text, for pointing at clauses sqlparser gives no span for.
     pub words: Vec<Name>,
 }
@@ -163,6 +214,19 @@ impl SqlText {
     pub fn span(&self) -> Span {
         Span::new(self.base, self.base + self.text.len())
     }
+}
+
+/// `FOR UPDATE [NOWAIT]`, `LOCK IN SHARE MODE`, …
+#[derive(Clone, Debug)]
+pub struct LockAst {
+    pub mode: LockMode,
+    pub wait: WaitPolicy,
+    /// Written `LOCK IN SHARE MODE` (MySQL's spelling of `FOR SHARE`).
+    pub in_share_mode: bool,
+    /// The lock words (`FOR NO KEY UPDATE`), without the wait policy.
+    pub mode_span: Span,
+    /// `NOWAIT` / `SKIP LOCKED`, when written.
+    pub wait_span: Option<Span>,
 }
 
 #[derive(Clone, Debug)]

@@ -2,18 +2,21 @@
 
 use std::collections::BTreeSet;
 
-use super::ast::{ColumnDef, Decl, DeclKind, ExpectDecl, Lit, ProcessDecl};
+use super::ast::{ColumnDef, Decl, DeclKind, ExpectDecl, Lit, Name, ProcessDecl, Setting};
 use super::diag::Diagnostic;
 use super::lexer::{Tok, Token};
 use super::parser::{PResult, Parser};
 use super::suggest;
-use crate::ir::{ColumnType, PropertyKind};
+use crate::ir::{ColumnType, Flavour, Isolation, PropertyKind, Span};
 
-pub const DECLARATIONS: [&str; 13] = [
+pub const DECLARATIONS: [&str; 16] = [
     "model",
     "about",
     "db",
+    "set",
     "table",
+    "index",
+    "unique",
     "row",
     "ghost",
     "mutex",
@@ -23,6 +26,15 @@ pub const DECLARATIONS: [&str; 13] = [
     "invariant",
     "final",
     "expect",
+];
+
+/// The server settings `set` knows.
+pub const SETTINGS: [&str; 5] = [
+    "lock_timeout",
+    "deadlock_timeout",
+    "innodb_lock_wait_timeout",
+    "innodb_snapshot_isolation",
+    "sql_mode",
 ];
 
 /// Parses every declaration it can, reporting the others and moving on to the next line.
@@ -74,7 +86,13 @@ impl Parser<'_> {
             "model" => Ok(DeclKind::Model(self.string("the model's title")?.0)),
             "about" => self.about(),
             "db" => self.db(),
+            "set" => self.setting(),
             "table" => self.table(),
+            "index" => self.index(false),
+            "unique" => {
+                self.expect_word("index")?;
+                self.index(true)
+            }
             "row" => self.row(),
             "ghost" => self.ghost(),
             "mutex" => Ok(DeclKind::Mutex(self.name("a mutex name")?)),
@@ -118,25 +136,146 @@ impl Parser<'_> {
         }
     }
 
-    /// `db postgres [isolation read_committed]`.
+    /// `db postgres|mysql|mariadb [isolation LEVEL]`.
     fn db(&mut self) -> PResult<DeclKind> {
-        let flavour = self.name("a database flavour (`postgres`)")?;
-        if !flavour.text.eq_ignore_ascii_case("postgres") {
-            let msg = format!("unknown database \"{}\"", flavour.text);
-            let d = Diagnostic::new(msg, flavour.span, "unknown database")
-                .with_hint("only `postgres` is supported for now");
-            self.diags.push(d);
+        let word = self.name("a database flavour (`postgres`, `mysql` or `mariadb`)")?;
+        let flavour = flavour(&word.text);
+        if flavour.is_none() {
+            self.unknown_flavour(&word);
         }
-        if self.eat_word("isolation") {
-            let level = self.name("an isolation level (`read_committed`)")?;
-            if !level.text.eq_ignore_ascii_case("read_committed") {
-                let msg = format!("unknown isolation level \"{}\"", level.text);
-                let d = Diagnostic::new(msg, level.span, "unknown isolation level")
-                    .with_hint("only `read_committed` is supported for now");
+        let isolation = if self.eat_word("isolation") {
+            self.isolation_level()?
+        } else {
+            None
+        };
+        Ok(DeclKind::Db { flavour, isolation })
+    }
+
+    /// `read_committed`, `repeatable_read`, `serializable`, or the SQL spellings
+    /// `read committed`, `repeatable read`; `None` when reported.
+    fn isolation_level(&mut self) -> PResult<Option<Isolation>> {
+        const LEVELS: [&str; 3] = ["read_committed", "repeatable_read", "serializable"];
+        let start = self.pos;
+        let first = self
+            .name("an isolation level (`read_committed`, `repeatable_read` or `serializable`)")?;
+        let mut level = first.text.to_ascii_lowercase();
+        let two_words = matches!(level.as_str(), "read" | "repeatable");
+        if let (true, Tok::Word(second)) = (two_words, self.peek().tok.clone()) {
+            self.bump();
+            level = format!("{level}_{}", second.to_ascii_lowercase());
+        }
+        let span = self.span_from(start);
+        let written = self.text(span).to_string();
+        Ok(match level.as_str() {
+            "read_committed" => Some(Isolation::ReadCommitted),
+            "repeatable_read" => Some(Isolation::RepeatableRead),
+            "serializable" => Some(Isolation::Serializable),
+            "read_uncommitted" => {
+                let d = Diagnostic::new(
+                    "isolation level read_uncommitted is not supported yet",
+                    span,
+                    "not supported yet",
+                )
+                .with_hint(
+                    "dirty reads are not modelled; use `read_committed`, `repeatable_read` \
+                     or `serializable`",
+                );
                 self.diags.push(d);
+                None
+            }
+            _ => {
+                let hint = suggest::hint(&level, LEVELS, "isolation levels are", "");
+                let msg = format!("unknown isolation level \"{written}\"");
+                let d = Diagnostic::new(msg, span, "unknown isolation level").with_hint(hint);
+                self.diags.push(d);
+                None
+            }
+        })
+    }
+
+    /// `set NAME = value`: the value is read as the setting wants it.
+    fn setting(&mut self) -> PResult<DeclKind> {
+        let name = self.name("a setting name")?;
+        let lower = name.text.to_ascii_lowercase();
+        if !SETTINGS.contains(&lower.as_str()) {
+            let hint = suggest::hint(&name.text, SETTINGS, "settings are", "");
+            let msg = format!("unknown setting \"{}\"", name.text);
+            let d = Diagnostic::new(msg, name.span, "unknown setting").with_hint(hint);
+            return self.fail(d);
+        }
+        if !self.eat_word("to") {
+            self.expect_punct("=")?;
+        }
+        let value = match lower.as_str() {
+            "lock_timeout" => Setting::LockTimeout(self.timeout()?),
+            "deadlock_timeout" => Setting::DeadlockTimeout(self.duration()?.0),
+            "innodb_lock_wait_timeout" => Setting::InnodbLockWaitTimeout(self.duration()?.0),
+            "innodb_snapshot_isolation" => Setting::InnodbSnapshotIsolation(self.switch()?),
+            _ => {
+                let (mode, _) = self.string("the SQL mode, as a string like `''`")?;
+                let upper = mode.to_ascii_uppercase();
+                let strict = upper
+                    .split(',')
+                    .any(|m| matches!(m.trim(), "STRICT_TRANS_TABLES" | "STRICT_ALL_TABLES"));
+                Setting::SqlMode { strict }
+            }
+        };
+        Ok(DeclKind::Setting { name, value })
+    }
+
+    /// A duration, or `0` (off).
+    fn timeout(&mut self) -> PResult<u64> {
+        if let Tok::Num { value: 0, suffix } = &self.peek().tok {
+            if matches!(suffix.as_deref(), None | Some("ms" | "s")) {
+                self.bump();
+                return Ok(0);
             }
         }
-        Ok(DeclKind::Db)
+        Ok(self.duration()?.0)
+    }
+
+    /// `on` / `off` (also `true` / `false`, `1` / `0`).
+    fn switch(&mut self) -> PResult<bool> {
+        let value = match &self.peek().tok {
+            Tok::Word(w) => match w.to_ascii_lowercase().as_str() {
+                "on" | "true" => Some(true),
+                "off" | "false" => Some(false),
+                _ => None,
+            },
+            Tok::Num {
+                value: v @ (0 | 1),
+                suffix: None,
+            } => Some(*v == 1),
+            _ => None,
+        };
+        match value {
+            Some(v) => {
+                self.bump();
+                Ok(v)
+            }
+            None => self.unexpected("`on` or `off`"),
+        }
+    }
+
+    /// `index T (col, …)` / `unique index T (col, …)`.
+    fn index(&mut self, unique: bool) -> PResult<DeclKind> {
+        let table = self.name("a table name")?;
+        self.expect_punct("(")?;
+        let mut columns: Vec<Name> = Vec::new();
+        loop {
+            self.skip_newlines();
+            columns.push(self.name("a column name")?);
+            self.skip_newlines();
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect_punct(")")?;
+        Ok(DeclKind::Index {
+            unique,
+            table,
+            columns,
+        })
     }
 
     fn timing(&mut self) -> PResult<DeclKind> {
@@ -167,27 +306,39 @@ impl Parser<'_> {
         Ok(DeclKind::Table { name, columns })
     }
 
+    /// `name type [primary key] [unique]`.
     fn column(&mut self) -> PResult<ColumnDef> {
         let name = self.name("a column name")?;
         let ty = self.column_type()?;
-        let start = self.pos;
-        let pk = if self.eat_word("primary") {
-            self.expect_word("key")?;
-            Some(self.span_from(start))
-        } else {
-            None
-        };
-        if !self.at_punct(",") && !self.at_punct(")") && self.peek().tok != Tok::Newline {
-            return self.unexpected("`,`, `)` or `primary key`");
+        let (mut pk, mut unique): (Option<Span>, Option<Span>) = (None, None);
+        loop {
+            let start = self.pos;
+            if self.eat_word("primary") {
+                self.expect_word("key")?;
+                pk = Some(self.span_from(start));
+            } else if self.eat_word("unique") {
+                unique = Some(self.span_from(start));
+            } else {
+                break;
+            }
         }
-        Ok(ColumnDef { name, ty, pk })
+        if !self.at_punct(",") && !self.at_punct(")") && self.peek().tok != Tok::Newline {
+            return self.unexpected("`,`, `)`, `primary key` or `unique`");
+        }
+        Ok(ColumnDef {
+            name,
+            ty,
+            pk,
+            unique,
+        })
     }
 
     fn column_type(&mut self) -> PResult<ColumnType> {
         const TYPES: [&str; 5] = ["int", "integer", "bigint", "text", "varchar"];
-        let ty = self.name("a column type (`int` or `text`)")?;
+        let ty = self.name("a column type (`int`, `bigint` or `text`)")?;
         let ty = match ty.text.to_ascii_lowercase().as_str() {
-            "int" | "integer" | "bigint" => ColumnType::Int,
+            "int" | "integer" => ColumnType::Int,
+            "bigint" => ColumnType::BigInt,
             "text" | "varchar" => ColumnType::Text,
             _ => {
                 let hint = suggest::hint(&ty.text, TYPES, "column types are", "");
@@ -290,8 +441,9 @@ impl Parser<'_> {
         Ok(DeclKind::Property { kind, name, expr })
     }
 
-    /// `expect holds` / `expect violated name` / `expect deadlock`.
+    /// `expect [FLAVOUR, … :] holds` / `… violated name` / `… deadlock`.
     fn expect_decl(&mut self) -> PResult<DeclKind> {
+        let flavours = self.expect_flavours()?;
         let what = self.name("`holds`, `violated NAME` or `deadlock`")?;
         let expect = match what.text.to_ascii_lowercase().as_str() {
             "holds" => ExpectDecl::Holds,
@@ -305,11 +457,54 @@ impl Parser<'_> {
                 return self.fail(d);
             }
         };
-        Ok(DeclKind::Expect(expect))
+        Ok(DeclKind::Expect { flavours, expect })
+    }
+
+    /// `postgres, mysql:` before an expectation, when the line starts with a word followed by
+    /// `,` or `:`.
+    fn expect_flavours(&mut self) -> PResult<Option<Vec<(Flavour, Span)>>> {
+        let listed = matches!(self.peek().tok, Tok::Word(_))
+            && matches!(self.peek_at(1).tok, Tok::Punct("," | ":"));
+        if !listed {
+            return Ok(None);
+        }
+        let mut flavours = Vec::new();
+        loop {
+            let word = self.name("a database flavour (`postgres`, `mysql` or `mariadb`)")?;
+            match flavour(&word.text) {
+                Some(f) => flavours.push((f, word.span)),
+                None => self.unknown_flavour(&word),
+            }
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect_punct(":")?;
+        Ok(Some(flavours))
+    }
+
+    fn unknown_flavour(&mut self, word: &Name) {
+        let hint = suggest::hint(&word.text, FLAVOURS, "the databases are", "");
+        let msg = format!("unknown database \"{}\"", word.text);
+        let d = Diagnostic::new(msg, word.span, "unknown database").with_hint(hint);
+        self.diags.push(d);
     }
 }
 
-/// Locals a body assigns (`$x = …` at the start of a statement) or binds (`into $a, $b`).
+const FLAVOURS: [&str; 3] = ["postgres", "mysql", "mariadb"];
+
+/// The flavour a word names, if any.
+fn flavour(word: &str) -> Option<Flavour> {
+    match word.to_ascii_lowercase().as_str() {
+        "postgres" => Some(Flavour::Postgres),
+        "mysql" => Some(Flavour::Mysql),
+        "mariadb" => Some(Flavour::Mariadb),
+        _ => None,
+    }
+}
+
+/// Locals a body assigns (`$x = …` at the start of a statement) or binds (`into $a, $b`,
+/// `catch $e`).
 fn defined_locals(toks: &[Token]) -> BTreeSet<String> {
     let mut defined = BTreeSet::new();
     for (i, t) in toks.iter().enumerate() {
@@ -317,6 +512,11 @@ fn defined_locals(toks: &[Token]) -> BTreeSet<String> {
         match &t.tok {
             Tok::Local(name) if next == Some(&Tok::Punct("=")) && starts_statement(toks, i) => {
                 defined.insert(name.clone());
+            }
+            Tok::Word(w) if w.eq_ignore_ascii_case("catch") => {
+                if let Some(Tok::Local(name)) = next {
+                    defined.insert(name.clone());
+                }
             }
             Tok::Word(w) if w.eq_ignore_ascii_case("into") => {
                 let mut j = i + 1;

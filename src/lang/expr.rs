@@ -196,7 +196,7 @@ impl Parser<'_> {
             "count" => {
                 let group = self.name("a process group")?;
                 self.expect_punct(",")?;
-                let status = self.name("a status (running, waiting, done or crashed)")?;
+                let status = self.name("a status (running, waiting, done, crashed or failed)")?;
                 ExprKind::Count { group, status }
             }
             _ => self.status_call()?,
@@ -227,7 +227,7 @@ impl Parser<'_> {
             None
         };
         self.expect_punct(",")?;
-        let status = self.name("a status (running, waiting, done or crashed)")?;
+        let status = self.name("a status (running, waiting, done, crashed or failed)")?;
         Ok(ExprKind::Status {
             group,
             index,

@@ -4,28 +4,37 @@ use std::collections::HashMap;
 
 use indexmap::IndexSet;
 
-use super::ast::{Decl, DeclKind, ExpectDecl, ProcessDecl};
+use super::ast::{Decl, DeclKind, ExpectDecl, ProcessDecl, Setting};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Place};
 use super::program::{apply_tick, lower_program};
 use super::schema::{duplicate, lower_schema};
 use super::scope::{Cx, GroupInfo};
 use super::suggest;
+use super::ParseOptions;
 use crate::ir::{
     Db, Expect, Fault, FaultKind, Flavour, Ghost, Group, Isolation, Model, Pid, Process, Property,
-    Span,
+    Settings, Span,
 };
 
 /// Builds the model; every problem found goes to `diags`.
-pub fn lower(origin: &str, source: &str, decls: &[Decl], diags: &mut Vec<Diagnostic>) -> Model {
+pub fn lower(
+    origin: &str,
+    source: &str,
+    decls: &[Decl],
+    opts: &ParseOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> Model {
     let mut cx = Cx::new(source, diags);
     let mut model = Model {
         origin: origin.to_string(),
         source: source.to_string(),
         ..Model::default()
     };
-    let has_db = header(&mut cx, decls, &mut model);
-    lower_schema(&mut cx, decls, has_db);
+    header(&mut cx, decls, &mut model);
+    let db = database(&mut cx, decls, opts);
+    let settings = settings(&mut cx, decls, opts.db.is_some());
+    lower_schema(&mut cx, decls, db.is_some());
     ghosts_and_mutexes(&mut cx, decls);
     let processes: Vec<&ProcessDecl> = declare_groups(&mut cx, decls, &mut model);
     for (g, decl) in processes.iter().enumerate() {
@@ -41,20 +50,36 @@ pub fn lower(origin: &str, source: &str, decls: &[Decl], diags: &mut Vec<Diagnos
     faults(&mut cx, decls, &mut model);
     properties(&mut cx, decls, &mut model);
     expect(&mut cx, decls, &mut model);
-    finish(cx, model, has_db)
+    finish(cx, model, db, settings)
 }
 
 /// Moves what the context gathered into the model and converts durations to ticks.
-fn finish(cx: Cx, mut model: Model, has_db: bool) -> Model {
+fn finish(
+    cx: Cx,
+    mut model: Model,
+    db: Option<(Flavour, Isolation)>,
+    mut settings: Settings,
+) -> Model {
     let tick = cx.durations.iter().fold(0, |g, &d| gcd(g, d)).max(1);
     model.tick_ms = tick;
     for group in &mut model.groups {
         apply_tick(&mut group.program.ops, tick);
     }
-    model.db = has_db.then_some(Db {
-        flavour: Flavour::Postgres,
-        isolation: Isolation::ReadCommitted,
+    for ms in [
+        &mut settings.lock_timeout,
+        &mut settings.deadlock_timeout,
+        &mut settings.innodb_lock_wait_timeout,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *ms = (u64::from(*ms) / tick) as u32;
+    }
+    model.db = db.map(|(flavour, isolation)| Db {
+        flavour,
+        isolation,
         tables: cx.tables,
+        settings,
     });
     model.ghosts = cx.ghosts;
     model.mutexes = cx.mutexes;
@@ -70,8 +95,92 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// `model`, `about`, `expect`, `db`, `timing`: present (the first three), at most once.
-fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) -> bool {
+/// The effective flavour and default isolation: the first `db` line's, or the override's.
+/// Sets `cx.flavour`; `None` without a `db` line.
+fn database(cx: &mut Cx, decls: &[Decl], opts: &ParseOptions) -> Option<(Flavour, Isolation)> {
+    let (flavour, isolation) = decls.iter().find_map(|d| match &d.kind {
+        DeclKind::Db { flavour, isolation } => Some((*flavour, *isolation)),
+        _ => None,
+    })?;
+    let flavour = opts.db.or(flavour).unwrap_or(Flavour::Postgres);
+    cx.flavour = Some(flavour);
+    Some((flavour, isolation.unwrap_or(flavour.default_isolation())))
+}
+
+/// The `set` lines, checked against the flavour; durations stay in milliseconds for now.
+fn settings(cx: &mut Cx, decls: &[Decl], overridden: bool) -> Settings {
+    let mut settings = Settings::default();
+    let mut seen = HashMap::new();
+    for decl in decls {
+        let DeclKind::Setting { name, value } = &decl.kind else {
+            continue;
+        };
+        let Some(flavour) = cx.flavour else {
+            let d = Diagnostic::new("a setting needs a database", decl.span, "no `db` line")
+                .with_hint("add `db postgres`, `db mysql` or `db mariadb` before the settings");
+            cx.report(d);
+            return settings;
+        };
+        let mut key = name.clone();
+        key.text = key.text.to_ascii_lowercase();
+        if duplicate(cx, &mut seen, &key, "setting") {
+            continue;
+        }
+        if let Some((label, hint)) = misplaced(value, flavour) {
+            let via = if overridden {
+                " (chosen with --db)"
+            } else {
+                ""
+            };
+            let msg = format!(
+                "setting `{}` does not apply to {}{via}",
+                key.text,
+                flavour.name()
+            );
+            cx.report(Diagnostic::new(msg, name.span, label).with_hint(hint));
+            continue;
+        }
+        let mut ms = |ms: u64| {
+            cx.durations.push(ms);
+            ms as u32
+        };
+        match *value {
+            Setting::LockTimeout(0) => settings.lock_timeout = None,
+            Setting::LockTimeout(t) => settings.lock_timeout = Some(ms(t)),
+            Setting::DeadlockTimeout(t) => settings.deadlock_timeout = Some(ms(t)),
+            Setting::InnodbLockWaitTimeout(t) => settings.innodb_lock_wait_timeout = Some(ms(t)),
+            Setting::InnodbSnapshotIsolation(on) => settings.innodb_snapshot_isolation = on,
+            Setting::SqlMode { strict } => settings.non_strict = !strict,
+        }
+    }
+    settings
+}
+
+/// Why a setting does not apply to the flavour: the label and the hint; `None` if it does.
+fn misplaced(value: &Setting, flavour: Flavour) -> Option<(&'static str, &'static str)> {
+    Some(match (value, flavour) {
+        (Setting::LockTimeout(_), f) if f.innodb() => (
+            "a PostgreSQL setting",
+            "InnoDB gives up waiting for a row lock after `innodb_lock_wait_timeout`",
+        ),
+        (Setting::DeadlockTimeout(_), f) if f.innodb() => (
+            "a PostgreSQL setting",
+            "InnoDB looks for a deadlock as soon as a transaction waits; there is no delay to set",
+        ),
+        (Setting::InnodbLockWaitTimeout(_), Flavour::Postgres) => (
+            "an InnoDB setting",
+            "PostgreSQL bounds a lock wait with `lock_timeout`",
+        ),
+        (Setting::InnodbSnapshotIsolation(_), Flavour::Postgres) => (
+            "a MariaDB setting",
+            "PostgreSQL's repeatable_read is snapshot isolation already",
+        ),
+        _ => return None,
+    })
+}
+
+/// `model`, `about`, `db`, `timing`: at most once; `model`, `about` and `expect` present.
+fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for decl in decls {
         let what = match &decl.kind {
@@ -85,8 +194,7 @@ fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) -> bool {
             }
             DeclKind::Model(_) => "model",
             DeclKind::About(_) => "about",
-            DeclKind::Expect(_) => "expect",
-            DeclKind::Db => "db",
+            DeclKind::Db { .. } => "db",
             DeclKind::Timing => "timing",
             _ => continue,
         };
@@ -101,8 +209,13 @@ fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) -> bool {
             seen.insert(what, decl.span);
         }
     }
+    if let Some(first) = decls
+        .iter()
+        .find(|d| matches!(d.kind, DeclKind::Expect { .. }))
+    {
+        seen.insert("expect", first.span);
+    }
     required(cx, decls, &seen);
-    seen.contains_key("db")
 }
 
 /// Reports a missing `model`, `about` or `expect`, and a `model` that is not first.
@@ -226,15 +339,88 @@ fn properties(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     }
 }
 
+/// An `expect` line: the declaration, its flavours (if it names any), the expectation.
+type ExpectLine<'a> = (&'a Decl, Option<&'a [(Flavour, Span)]>, &'a ExpectDecl);
+
+/// The expectation for the effective flavour, and the flavours the file states expectations
+/// for. One line without flavours, or lines naming each flavour at most once.
 fn expect(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
-    let Some((decl, expect)) = decls.iter().find_map(|d| match &d.kind {
-        DeclKind::Expect(e) => Some((d, e)),
-        _ => None,
-    }) else {
+    let lines: Vec<ExpectLine> = decls
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DeclKind::Expect { flavours, expect } => Some((d, flavours.as_deref(), expect)),
+            _ => None,
+        })
+        .collect();
+    let Some(&(first, ..)) = lines.first() else {
         return;
     };
-    model.expect_span = decl.span;
-    model.expect = match expect {
+    let per_flavour = lines.iter().any(|(_, flavours, _)| flavours.is_some());
+    let mut chosen = None;
+    let mut seen: HashMap<Flavour, Span> = HashMap::new();
+    for &(decl, flavours, e) in &lines {
+        let expect = expectation(cx, model, e);
+        if !per_flavour {
+            if chosen.is_some() {
+                let line = cx.line(first.span);
+                let d = Diagnostic::new("a second `expect` line", decl.span, "repeated").with_hint(
+                    format!(
+                        "a model has one `expect` line, or one per flavour \
+                         (`expect mysql: holds`); the first is on line {line}"
+                    ),
+                );
+                cx.report(d);
+            } else {
+                chosen = Some((decl.span, expect));
+            }
+            continue;
+        }
+        let Some(flavours) = flavours else {
+            let d = Diagnostic::new(
+                "an `expect` without a flavour",
+                decl.span,
+                "for which flavour?",
+            )
+            .with_hint(
+                "when expectations name flavours, every one does: `expect postgres, mysql: holds`",
+            );
+            cx.report(d);
+            continue;
+        };
+        for &(flavour, span) in flavours {
+            if let Some(earlier) = seen.get(&flavour) {
+                let line = cx.line(*earlier);
+                let msg = format!("a second expectation for {}", flavour.name());
+                let d = Diagnostic::new(msg, span, "repeated").with_hint(format!(
+                    "the expectation for {} is on line {line}",
+                    flavour.name()
+                ));
+                cx.report(d);
+                continue;
+            }
+            seen.insert(flavour, span);
+            model.expect_flavours.push(flavour);
+            if cx.flavour == Some(flavour) {
+                chosen = Some((decl.span, expect.clone()));
+            }
+        }
+    }
+    if per_flavour && cx.flavour.is_none() {
+        let d = Diagnostic::new(
+            "an expectation per flavour needs a database",
+            first.span,
+            "no `db` line",
+        )
+        .with_hint("add `db postgres`, `db mysql` or `db mariadb`, or drop the flavours");
+        cx.report(d);
+    }
+    let (span, expect) = chosen.unwrap_or((first.span, Expect::Unstated));
+    model.expect_span = span;
+    model.expect = expect;
+}
+
+fn expectation(cx: &mut Cx, model: &Model, e: &ExpectDecl) -> Expect {
+    match e {
         ExpectDecl::Holds => Expect::Holds,
         ExpectDecl::Deadlock => Expect::Deadlock,
         ExpectDecl::Violated(name) => {
@@ -248,5 +434,5 @@ fn expect(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
             }
             Expect::Violated(name.text.clone())
         }
-    };
+    }
 }

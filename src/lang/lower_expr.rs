@@ -180,11 +180,12 @@ fn process(cx: &mut Cx, group: &Name, index: Option<&ast::Lit>) -> Option<Pid> {
 }
 
 fn status_kind(cx: &mut Cx, name: &Name) -> Option<StatusKind> {
-    const ALL: [StatusKind; 4] = [
+    const ALL: [StatusKind; 5] = [
         StatusKind::Running,
         StatusKind::Waiting,
         StatusKind::Done,
         StatusKind::Crashed,
+        StatusKind::Failed,
     ];
     if let Some(s) = ALL
         .iter()

@@ -18,21 +18,43 @@ mod suggest;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_db;
 
 pub use diag::{Diagnostic, Diagnostics};
+
+/// What the caller may change about a model while it is read.
+#[derive(Clone, Debug, Default)]
+pub struct ParseOptions {
+    /// Runs the model against this flavour instead of its `db` line's (`--db`). The isolation
+    /// level stays if the file names one, else it becomes the flavour's default.
+    pub db: Option<crate::ir::Flavour>,
+}
 
 /// Parses and resolves a model file. `origin` names it in messages (a path or `<string>`).
 ///
 /// # Errors
 /// Every problem found in the file, each with its span, a label and usually a hint.
 pub fn parse(origin: &str, source: &str) -> Result<crate::ir::Model, Diagnostics> {
+    parse_with(origin, source, &ParseOptions::default())
+}
+
+/// [`parse`] with options, such as another database flavour.
+///
+/// # Errors
+/// Every problem found in the file, each with its span, a label and usually a hint.
+pub fn parse_with(
+    origin: &str,
+    source: &str,
+    opts: &ParseOptions,
+) -> Result<crate::ir::Model, Diagnostics> {
     let mut diags = Vec::new();
     let tokens = lexer::lex(source, &mut diags);
     let decls = {
         let mut p = parser::Parser::new(source, tokens, &mut diags);
         decls::parse_file(&mut p)
     };
-    let model = lower::lower(origin, source, &decls, &mut diags);
+    let model = lower::lower(origin, source, &decls, opts, &mut diags);
     if diags.is_empty() {
         Ok(model)
     } else {

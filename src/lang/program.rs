@@ -5,7 +5,9 @@ use super::diag::Diagnostic;
 use super::lower_expr::{self, Locals, Place};
 use super::scope::Cx;
 use super::sql::lower_sql;
-use crate::ir::{BinOp, Expr, Op, OpKind, Program, RedisCmd, Span, SqlStmt, Value};
+use crate::ir::{
+    BinOp, Expr, OnError, Op, OpKind, Program, RedisCmd, Span, SqlStmt, Sym, Value, ERROR_CODES,
+};
 
 /// Lowers a group's body; durations stay in milliseconds until [`apply_tick`].
 pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> Program {
@@ -15,6 +17,8 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> Program {
         loops: Vec::new(),
         in_atomic: false,
         repeats: 0,
+        retries: 0,
+        handlers: Vec::new(),
     };
     let mut ops = Vec::new();
     builder.block(&decl.body, &mut ops);
@@ -36,6 +40,26 @@ struct Builder<'a, 'd> {
     loops: Vec<Option<Vec<usize>>>,
     in_atomic: bool,
     repeats: usize,
+    retries: usize,
+    /// Open `retry` blocks, innermost last: the handler their SQL statements get.
+    handlers: Vec<Handler>,
+}
+
+/// The error handler a `retry` block installs on the SQL statements of its body.
+struct Handler {
+    /// `#errK`: receives the error code.
+    local: u16,
+    codes: Vec<Sym>,
+    /// Ops whose `on_error.target` is patched to the handler once it is placed.
+    patches: Vec<usize>,
+}
+
+fn sql_op(stmt: SqlStmt, into: Vec<u16>, on_error: Option<OnError>) -> OpKind {
+    OpKind::Sql {
+        stmt,
+        into,
+        on_error,
+    }
 }
 
 fn push(ops: &mut Vec<Op>, kind: OpKind, span: Span) -> usize {
@@ -62,6 +86,7 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Redis { wait: true, .. } => "`await`",
         StmtKind::Atomic(_) => "a nested `atomic`",
         StmtKind::Return(_) => "`return`",
+        StmtKind::Retry { .. } => "`retry`",
         _ => return None,
     })
 }
@@ -90,9 +115,29 @@ impl Builder<'_, '_> {
             StmtKind::If { arms, otherwise } => self.if_stmt(arms, otherwise.as_ref(), ops),
             StmtKind::Repeat { count, head, body } => self.repeat(*count, body, *head, ops),
             StmtKind::Break => self.break_stmt(s.span, ops),
+            StmtKind::Retry {
+                attempts,
+                codes,
+                backoff,
+                head,
+                body,
+            } => self.retry(*attempts, codes, *backoff, *head, body, ops),
             _ => {
                 if let Some(kind) = self.op(&s.kind) {
-                    push(ops, kind, s.span);
+                    let handled = matches!(
+                        &kind,
+                        OpKind::Sql {
+                            on_error: Some(OnError {
+                                target: Some(_),
+                                ..
+                            }),
+                            ..
+                        }
+                    );
+                    let at = push(ops, kind, s.span);
+                    if let (true, Some(h)) = (handled, self.handlers.last_mut()) {
+                        h.patches.push(at);
+                    }
                 }
             }
         }
@@ -133,7 +178,10 @@ impl Builder<'_, '_> {
                 }
             }
             StmtKind::Atomic(body) => self.atomic(body),
-            StmtKind::If { .. } | StmtKind::Repeat { .. } | StmtKind::Break => return None,
+            StmtKind::If { .. }
+            | StmtKind::Repeat { .. }
+            | StmtKind::Break
+            | StmtKind::Retry { .. } => return None,
         })
     }
 
@@ -222,6 +270,105 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// `retry N on codes [backoff D] { body }`:
+    /// ```text
+    ///    #retryK = 0
+    /// L: unless #retryK < N goto X
+    ///    #retryK = #retryK + 1
+    ///    body          -- its SQL without `catch` jumps to H on a listed error, code in #errK
+    ///    goto E
+    /// H: ROLLBACK
+    ///    [sleep D]
+    ///    goto L
+    /// X: raise #errK
+    /// E:
+    /// ```
+    fn retry(
+        &mut self,
+        attempts: u32,
+        codes: &[(String, Span)],
+        backoff: Option<u64>,
+        span: Span,
+        body: &Block,
+        ops: &mut Vec<Op>,
+    ) {
+        let codes = self.error_codes(codes);
+        self.retries += 1;
+        let counter = self.locals.bind(&format!("#retry{}", self.retries));
+        let error = self.locals.bind(&format!("#err{}", self.retries));
+        let int = |v: i64| Box::new(Expr::Lit(Value::Int(v)));
+        let zero = OpKind::Assign {
+            local: counter,
+            expr: Expr::Lit(Value::Int(0)),
+        };
+        push(ops, zero, span);
+        let cond = Expr::Binary(
+            BinOp::Lt,
+            Box::new(Expr::Local(counter)),
+            int(i64::from(attempts)),
+        );
+        let head = push(ops, OpKind::JumpUnless { cond, target: 0 }, span);
+        let step = Expr::Binary(BinOp::Add, Box::new(Expr::Local(counter)), int(1));
+        let bump = OpKind::Assign {
+            local: counter,
+            expr: step,
+        };
+        push(ops, bump, span);
+        self.handlers.push(Handler {
+            local: error,
+            codes,
+            patches: Vec::new(),
+        });
+        self.loops.push(Some(Vec::new()));
+        self.block(body, ops);
+        let breaks = self.loops.pop().flatten().unwrap_or_default();
+        let handler = self.handlers.pop().map(|h| h.patches).unwrap_or_default();
+        let done = push(ops, OpKind::Jump(0), span);
+        let h = sql_op(SqlStmt::Rollback, Vec::new(), None);
+        let h = push(ops, h, span);
+        if let Some(ms) = backoff {
+            let ticks = self.ms(ms);
+            push(ops, OpKind::Sleep { ticks }, span);
+        }
+        push(ops, OpKind::Jump(head as u32), span);
+        let raise = push(ops, OpKind::Raise { local: error }, span);
+        patch(ops, head, raise);
+        let end = ops.len();
+        patch(ops, done, end);
+        for at in breaks {
+            patch(ops, at, end);
+        }
+        for at in handler {
+            if let OpKind::Sql {
+                on_error: Some(OnError { target, .. }),
+                ..
+            } = &mut ops[at].kind
+            {
+                *target = Some(h as u32);
+            }
+        }
+    }
+
+    /// The symbols of a retry's error codes; unknown codes are reported.
+    fn error_codes(&mut self, codes: &[(String, Span)]) -> Vec<Sym> {
+        let mut syms = Vec::new();
+        for (code, span) in codes {
+            if ERROR_CODES.contains(&code.as_str()) {
+                let sym = self.cx.intern(code);
+                if !syms.contains(&sym) {
+                    syms.push(sym);
+                }
+                continue;
+            }
+            let known: Vec<String> = ERROR_CODES.iter().map(|c| format!("'{c}'")).collect();
+            let msg = format!("unknown error code '{code}'");
+            let d = Diagnostic::new(msg, *span, "not an error the databases raise")
+                .with_hint(format!("the error codes are {}", known.join(", ")));
+            self.cx.report(d);
+        }
+        syms
+    }
+
     fn break_stmt(&mut self, span: Span, ops: &mut Vec<Op>) {
         let at = push(ops, OpKind::Jump(0), span);
         match self.loops.last_mut() {
@@ -233,7 +380,7 @@ impl Builder<'_, '_> {
                 } else {
                     (
                         "`break` outside a loop",
-                        "`break` leaves the innermost `repeat`",
+                        "`break` leaves the innermost `repeat` or `retry`",
                     )
                 };
                 self.cx
@@ -271,17 +418,32 @@ impl Builder<'_, '_> {
 
     fn sql(&mut self, sql: &SqlText) -> Option<OpKind> {
         let into: Vec<u16> = sql.into.iter().map(|n| self.locals.bind(&n.text)).collect();
+        let on_error = match &sql.catch {
+            Some(name) => Some(OnError {
+                local: self.locals.bind(&name.text),
+                codes: Vec::new(),
+                target: None,
+            }),
+            // The target is patched when the enclosing `retry` places its handler.
+            None => self.handlers.last().map(|h| OnError {
+                local: h.local,
+                codes: h.codes.clone(),
+                target: Some(u32::MAX),
+            }),
+        };
         let stmt = lower_sql(self.cx, &mut self.locals, sql)?;
         let (wanted, what) = match &stmt {
             SqlStmt::Select { columns, .. } => (columns.len(), "the columns the select reads"),
             SqlStmt::Update { .. } => (1, "one local: the number of rows updated"),
+            SqlStmt::Insert { .. } => (1, "one local: the number of rows inserted"),
+            SqlStmt::Delete { .. } => (1, "one local: the number of rows deleted"),
             _ => (0, "nothing: transaction control returns no value"),
         };
         if !sql.into.is_empty() && sql.into.len() != wanted {
             self.arity_error(sql, wanted, what);
             return None;
         }
-        Some(OpKind::Sql { stmt, into })
+        Some(sql_op(stmt, into, on_error))
     }
 
     fn arity_error(&mut self, sql: &SqlText, wanted: usize, what: &str) {

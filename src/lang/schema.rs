@@ -1,4 +1,5 @@
-//! Lowering of `table` and `row` declarations: columns, primary keys, typed and sorted rows.
+//! Lowering of `table`, `index` and `row` declarations: columns, keys, indexes, typed and
+//! sorted rows.
 
 use std::collections::HashMap;
 
@@ -6,7 +7,7 @@ use super::ast::{ColumnDef, Decl, DeclKind, Lit, LitKind, Name};
 use super::diag::Diagnostic;
 use super::lower_expr::lit_value;
 use super::scope::Cx;
-use crate::ir::{Column, ColumnType, Table, Value};
+use crate::ir::{Column, ColumnType, Index, Table, Value};
 
 /// Declares every table, then fills them with their rows.
 pub fn lower_schema(cx: &mut Cx, decls: &[Decl], has_db: bool) {
@@ -18,6 +19,16 @@ pub fn lower_schema(cx: &mut Cx, decls: &[Decl], has_db: bool) {
             }
             let table = table(cx, name, columns);
             cx.tables.push(table);
+        }
+    }
+    for decl in decls {
+        if let DeclKind::Index {
+            unique,
+            table,
+            columns,
+        } = &decl.kind
+        {
+            index(cx, *unique, table, columns);
         }
     }
     let mut keys: Vec<HashMap<Value, usize>> = vec![HashMap::new(); cx.tables.len()];
@@ -51,9 +62,12 @@ pub fn duplicate(cx: &mut Cx, seen: &mut HashMap<String, usize>, name: &Name, wh
 
 /// `table`/`row` need a `db` line; reported once, at the first of them.
 fn require_db(cx: &mut Cx, decls: &[Decl]) {
-    let first = decls
-        .iter()
-        .find(|d| matches!(d.kind, DeclKind::Table { .. } | DeclKind::Row { .. }));
+    let first = decls.iter().find(|d| {
+        matches!(
+            d.kind,
+            DeclKind::Table { .. } | DeclKind::Row { .. } | DeclKind::Index { .. }
+        )
+    });
     if let Some(decl) = first {
         let d = Diagnostic::new("a table needs a database", decl.span, "no `db` line")
             .with_hint("add `db postgres` before the tables");
@@ -65,7 +79,14 @@ fn table(cx: &mut Cx, name: &Name, defs: &[ColumnDef]) -> Table {
     let mut seen = HashMap::new();
     let mut columns = Vec::new();
     let mut pk = None;
+    let mut indexes = Vec::new();
     for def in defs {
+        if def.unique.is_some() && def.pk.is_none() {
+            indexes.push(Index {
+                columns: vec![columns.len()],
+                unique: true,
+            });
+        }
         duplicate(cx, &mut seen, &def.name, "column");
         if let Some(span) = def.pk {
             if pk.is_some() {
@@ -92,6 +113,32 @@ fn table(cx: &mut Cx, name: &Name, defs: &[ColumnDef]) -> Table {
         columns,
         pk: pk.unwrap_or(0),
         rows: Vec::new(),
+        indexes,
+    }
+}
+
+/// `[unique] index T (col, …)`: known columns, each once.
+fn index(cx: &mut Cx, unique: bool, table: &Name, names: &[Name]) {
+    let Some(t) = cx.table(table) else {
+        return;
+    };
+    let mut columns = Vec::new();
+    for name in names {
+        let Some(c) = cx.column(t, name) else {
+            return;
+        };
+        let c = usize::from(c);
+        if columns.contains(&c) {
+            let msg = format!("column \"{}\" is indexed twice", name.text);
+            cx.report(Diagnostic::new(msg, name.span, "named again here"));
+            return;
+        }
+        columns.push(c);
+    }
+    let index = Index { columns, unique };
+    let indexes = &mut cx.tables[t as usize].indexes;
+    if !indexes.contains(&index) {
+        indexes.push(index);
     }
 }
 
@@ -137,24 +184,34 @@ fn arity(cx: &mut Cx, table: &Name, values: &[Lit], columns: &[Column]) {
     cx.report(d);
 }
 
-/// Checks a value against its column's type; `null` fits any column.
+/// Checks a value against its column's type and range; `null` fits any column.
 fn typed(cx: &mut Cx, lit: &Lit, column: &Column) -> bool {
     let fits = matches!(
         (&lit.kind, column.ty),
         (LitKind::Null, _)
-            | (LitKind::Int(_), ColumnType::Int)
+            | (LitKind::Int(_), ColumnType::Int | ColumnType::BigInt)
             | (LitKind::Str(_), ColumnType::Text)
     );
     if !fits {
-        let ty = if column.ty == ColumnType::Int {
-            "an integer"
-        } else {
+        let ty = if column.ty == ColumnType::Text {
             "a string"
+        } else {
+            "an integer"
         };
         let msg = format!("wrong type for column \"{}\"", column.name);
         cx.report(Diagnostic::new(msg, lit.span, format!("expected {ty}")));
+        return false;
     }
-    fits
+    if let (LitKind::Int(v), Some((lo, hi))) = (&lit.kind, column.ty.range()) {
+        if !(lo..=hi).contains(v) {
+            let msg = format!("value out of range for column \"{}\"", column.name);
+            let d = Diagnostic::new(msg, lit.span, format!("an int holds {lo} to {hi}"))
+                .with_hint("declare the column `bigint` to hold 64-bit integers");
+            cx.report(d);
+            return false;
+        }
+    }
+    true
 }
 
 /// The primary key must be present and unique.

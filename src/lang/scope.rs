@@ -5,7 +5,7 @@ use indexmap::IndexSet;
 use super::ast::Name;
 use super::diag::Diagnostic;
 use super::suggest;
-use crate::ir::{Ghost, Span, Sym, Table};
+use crate::ir::{Flavour, Ghost, Span, Sym, Table};
 
 /// A declared process group, before its program is lowered.
 #[derive(Clone, Debug)]
@@ -17,6 +17,8 @@ pub struct GroupInfo {
 
 pub struct Cx<'d> {
     pub source: &'d str,
+    /// The effective database flavour (the `db` line's, or the override); `None` without `db`.
+    pub flavour: Option<Flavour>,
     pub diags: &'d mut Vec<Diagnostic>,
     pub symbols: IndexSet<String>,
     pub tables: Vec<Table>,
@@ -29,10 +31,10 @@ pub struct Cx<'d> {
 
 impl<'d> Cx<'d> {
     pub fn new(source: &'d str, diags: &'d mut Vec<Diagnostic>) -> Self {
-        let mut symbols = IndexSet::new();
-        symbols.insert("OK".to_string());
+        let symbols: IndexSet<String> = crate::ir::initial_symbols().into_iter().collect();
         Cx {
             source,
+            flavour: None,
             diags,
             symbols,
             tables: Vec::new(),

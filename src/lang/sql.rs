@@ -1,21 +1,28 @@
 //! SQL lowering: sqlparser's AST to `ir::SqlStmt`, resolved against the schema.
 
 use sqlparser::ast::{
-    self as sq, AssignmentTarget, BinaryOperator, GroupByExpr, LockType, SelectItem, SetExpr,
-    Spanned, Statement, TableFactor, UnaryOperator,
+    self as sq, AssignmentTarget, BinaryOperator, GroupByExpr, InTarget, SelectItem, SetExpr,
+    Spanned, Statement, TableFactor, TransactionIsolationLevel, TransactionMode, UnaryOperator,
 };
 
-use super::ast::{Name, SqlText};
+use super::ast::{LockAst, Name, SqlText};
 use super::diag::Diagnostic;
 use super::lower_expr::Locals;
 use super::scope::Cx;
 use super::sqltext::SQL_SUBSET;
-use crate::ir::{BinOp, Expr, LockMode, Span, SqlStmt, UnOp, Value};
+use crate::ir::{
+    BinOp, Expr, Flavour, Isolation, LockClause, LockMode, Span, SqlStmt, UnOp, Value,
+};
 
 /// Lowers one statement; `None` when it was reported as wrong or unsupported.
 pub fn lower_sql(cx: &mut Cx, locals: &mut Locals, sql: &SqlText) -> Option<SqlStmt> {
     let stmt = sql.stmt.as_ref()?;
-    let mut lower = SqlLower { cx, locals, sql };
+    let mut lower = SqlLower {
+        cx,
+        locals,
+        sql,
+        in_values: false,
+    };
     lower.statement(stmt)
 }
 
@@ -23,6 +30,19 @@ struct SqlLower<'a, 'b, 'd> {
     cx: &'a mut Cx<'d>,
     locals: &'b mut Locals,
     sql: &'b SqlText,
+    /// Lowering an INSERT's values, where no column is in scope.
+    in_values: bool,
+}
+
+/// How a locking clause is written, for messages.
+fn spelling(lock: &LockAst) -> &'static str {
+    match (lock.mode, lock.in_share_mode) {
+        (_, true) => "LOCK IN SHARE MODE",
+        (LockMode::Update, _) => "FOR UPDATE",
+        (LockMode::NoKeyUpdate, _) => "FOR NO KEY UPDATE",
+        (LockMode::Share, _) => "FOR SHARE",
+        (LockMode::KeyShare, _) => "FOR KEY SHARE",
+    }
 }
 
 impl SqlLower<'_, '_, '_> {
@@ -49,9 +69,16 @@ impl SqlLower<'_, '_, '_> {
         match stmt {
             Statement::Query(q) => self.select(q),
             Statement::Update(u) => self.update(u),
+            Statement::Insert(i) => self.insert(i),
+            Statement::Delete(d) => self.delete(d),
             Statement::StartTransaction {
-                modes, statements, ..
-            } if modes.is_empty() && statements.is_empty() => Some(SqlStmt::Begin),
+                modes,
+                modifier: None,
+                statements,
+                exception: None,
+                has_end_keyword: false,
+                ..
+            } if statements.is_empty() => self.begin(modes),
             Statement::Commit {
                 chain: false,
                 end: false,
@@ -62,21 +89,55 @@ impl SqlLower<'_, '_, '_> {
                 savepoint: None,
             } => Some(SqlStmt::Rollback),
             Statement::StartTransaction { .. } => {
-                self.unsupported("transaction options", first_span)
+                self.unsupported("this form of BEGIN", first_span)
             }
-            Statement::Insert(_) => self.unsupported("INSERT", first_span),
-            Statement::Delete(_) => self.unsupported("DELETE", first_span),
             _ => self.unsupported("this form of the statement", self.sql.span()),
         }
+    }
+
+    /// `BEGIN` / `START TRANSACTION` `[ISOLATION LEVEL …]`.
+    fn begin(&mut self, modes: &[TransactionMode]) -> Option<SqlStmt> {
+        let mut isolation = None;
+        for mode in modes {
+            let level = match mode {
+                TransactionMode::IsolationLevel(level) => level,
+                TransactionMode::AccessMode(_) => {
+                    let span = self.sql.word_span("read");
+                    return self.unsupported("READ ONLY / READ WRITE", span);
+                }
+            };
+            let span = self.sql.word_span("isolation");
+            isolation = Some(match level {
+                TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+                TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
+                TransactionIsolationLevel::Serializable => Isolation::Serializable,
+                TransactionIsolationLevel::ReadUncommitted => {
+                    let d = Diagnostic::new(
+                        "READ UNCOMMITTED is not supported yet",
+                        span,
+                        "not supported yet",
+                    )
+                    .with_hint(
+                        "dirty reads are not modelled; use READ COMMITTED, REPEATABLE READ \
+                         or SERIALIZABLE",
+                    );
+                    self.cx.report(d);
+                    return None;
+                }
+                TransactionIsolationLevel::Snapshot => {
+                    return self.unsupported("SNAPSHOT isolation", span)
+                }
+            });
+        }
+        Some(SqlStmt::Begin { isolation })
     }
 
     fn select(&mut self, q: &sq::Query) -> Option<SqlStmt> {
         let rejected = self.reject(&[
             (q.with.is_some(), "WITH", "with"),
-            (q.order_by.is_some(), "ORDER BY", "order"),
-            (q.limit_clause.is_some(), "LIMIT / OFFSET", "limit"),
             (q.fetch.is_some(), "FETCH", "fetch"),
             (q.for_clause.is_some(), "this FOR clause", "for"),
+            (!q.locks.is_empty(), "this locking clause", "for"),
             (q.settings.is_some(), "SETTINGS", "settings"),
             (q.format_clause.is_some(), "FORMAT", "format"),
             (!q.pipe_operators.is_empty(), "a pipe operator", "select"),
@@ -84,39 +145,162 @@ impl SqlLower<'_, '_, '_> {
         if rejected {
             return None;
         }
-        let lock = self.lock(&q.locks)?;
+        let lock = self.lock();
         let SetExpr::Select(sel) = q.body.as_ref() else {
             let span = self.sql.map_span(q.body.span());
             return self.unsupported("a compound query", span);
         };
         let (table, columns, filter) = self.select_body(sel)?;
+        let order = match &q.order_by {
+            Some(ob) => self.order(table, ob),
+            None => Some(Vec::new()),
+        };
+        let limit = match &q.limit_clause {
+            Some(lc) => self.limit(lc),
+            None => Some(None),
+        };
         let text = self.sql.text.clone();
         Some(SqlStmt::Select {
             table,
             columns,
             filter,
-            lock,
+            order: order?,
+            limit: limit?,
+            lock: lock?,
             text,
         })
     }
 
-    /// `FOR UPDATE` → `Some(Update)`; other lock clauses are unsupported.
-    fn lock(&mut self, locks: &[sq::LockClause]) -> Option<Option<LockMode>> {
-        let Some(first) = locks.first() else {
+    /// The locking clause, checked against the flavour.
+    fn lock(&mut self) -> Option<Option<LockClause>> {
+        let Some(lock) = &self.sql.lock else {
             return Some(None);
         };
-        let rejected = self.reject(&[
-            (first.lock_type == LockType::Share, "FOR SHARE", "share"),
-            (first.of.is_some(), "FOR UPDATE OF", "of"),
-            (
-                first.nonblock == Some(sq::NonBlock::Nowait),
-                "NOWAIT",
-                "nowait",
-            ),
-            (first.nonblock.is_some(), "SKIP LOCKED", "skip"),
-            (locks.len() > 1, "several lock clauses", "for"),
-        ]);
-        (!rejected).then_some(Some(LockMode::Update))
+        let written = spelling(lock);
+        let flavour = self.cx.flavour;
+        let refusal = match flavour {
+            Some(Flavour::Postgres) if lock.in_share_mode => Some((
+                "MySQL and MariaDB only".to_string(),
+                "PostgreSQL spells it `FOR SHARE`".to_string(),
+            )),
+            Some(f)
+                if f.innodb()
+                    && matches!(lock.mode, LockMode::NoKeyUpdate | LockMode::KeyShare) =>
+            {
+                let share = if f == Flavour::Mariadb {
+                    "`LOCK IN SHARE MODE`"
+                } else {
+                    "`FOR SHARE` (or `LOCK IN SHARE MODE`)"
+                };
+                Some((
+                    "PostgreSQL only".to_string(),
+                    format!(
+                        "InnoDB locks a row exclusively with `FOR UPDATE`, or shared with {share}"
+                    ),
+                ))
+            }
+            Some(Flavour::Mariadb) if lock.mode == LockMode::Share && !lock.in_share_mode => {
+                Some((
+                    "not MariaDB syntax".to_string(),
+                    "MariaDB spells it `LOCK IN SHARE MODE`".to_string(),
+                ))
+            }
+            _ => None,
+        };
+        if let (Some((label, hint)), Some(f)) = (refusal, flavour) {
+            let msg = format!("SQL syntax error: `{written}` on {}", f.name());
+            let d = Diagnostic::new(msg, lock.mode_span, label).with_hint(hint);
+            self.cx.report(d);
+            return None;
+        }
+        if let (Some(Flavour::Mysql), true, Some(span)) =
+            (flavour, lock.in_share_mode, lock.wait_span)
+        {
+            let msg =
+                "SQL syntax error: `LOCK IN SHARE MODE` takes no NOWAIT or SKIP LOCKED on mysql";
+            let d = Diagnostic::new(msg, span, "not after LOCK IN SHARE MODE")
+                .with_hint("MySQL takes NOWAIT and SKIP LOCKED after `FOR UPDATE` or `FOR SHARE`");
+            self.cx.report(d);
+            return None;
+        }
+        Some(Some(LockClause {
+            mode: lock.mode,
+            wait: lock.wait,
+        }))
+    }
+
+    /// `ORDER BY col [ASC|DESC], …`: columns of the table only.
+    fn order(&mut self, table: u16, ob: &sq::OrderBy) -> Option<Vec<(u16, bool)>> {
+        let span = self.sql.word_span("order");
+        let sq::OrderByKind::Expressions(exprs) = &ob.kind else {
+            return self.unsupported("ORDER BY ALL", span);
+        };
+        if ob.interpolate.is_some() {
+            return self.unsupported("INTERPOLATE", span);
+        }
+        let mut order = Vec::new();
+        for item in exprs {
+            let span = self.sql.map_span(item.expr.span());
+            if item.with_fill.is_some() {
+                return self.unsupported("WITH FILL", span);
+            }
+            if item.options.nulls_first.is_some() {
+                return self.unsupported("NULLS FIRST / NULLS LAST", self.sql.word_span("nulls"));
+            }
+            let descending = match &item.options.sort {
+                None | Some(sq::OrderBySort::Asc) => false,
+                Some(sq::OrderBySort::Desc) => true,
+                Some(sq::OrderBySort::Using(_)) => {
+                    return self.unsupported("ORDER BY ... USING", self.sql.word_span("using"))
+                }
+            };
+            match self.column_ref(table, &item.expr)? {
+                Some(column) => order.push((column, descending)),
+                None => {
+                    let d = Diagnostic::new("ORDER BY takes a column", span, "not a column")
+                        .with_hint("order by columns of the table, like `ORDER BY id DESC`");
+                    self.cx.report(d);
+                    return None;
+                }
+            }
+        }
+        Some(order)
+    }
+
+    /// `LIMIT n`: a non-negative integer literal.
+    fn limit(&mut self, lc: &sq::LimitClause) -> Option<Option<u32>> {
+        let (limit, offset, by) = match lc {
+            sq::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            } => (limit, offset.is_some(), !limit_by.is_empty()),
+            sq::LimitClause::OffsetCommaLimit { .. } => {
+                return self.unsupported("LIMIT offset, count", self.sql.word_span("limit"))
+            }
+        };
+        if self.reject(&[(offset, "OFFSET", "offset"), (by, "LIMIT BY", "by")]) {
+            return None;
+        }
+        let Some(e) = limit else {
+            return Some(None);
+        };
+        let span = self.sql.map_span(e.span());
+        if let sq::Expr::Value(v) = e {
+            if let sq::Value::Number(n, _) = &v.value {
+                if let Ok(n) = n.parse::<u32>() {
+                    return Some(Some(n));
+                }
+            }
+        }
+        let d = Diagnostic::new(
+            "LIMIT takes a non-negative integer",
+            span,
+            "not a row count",
+        )
+        .with_hint("write the number of rows, like `LIMIT 1`");
+        self.cx.report(d);
+        None
     }
 
     fn select_body(&mut self, sel: &sq::Select) -> Option<(u16, Vec<u16>, Option<Expr>)> {
@@ -178,12 +362,19 @@ impl SqlLower<'_, '_, '_> {
         if alias.is_some() || args.is_some() {
             return self.unsupported("a table alias or arguments", span);
         }
+        self.table_name(name)
+    }
+
+    fn table_name(&mut self, name: &sq::ObjectName) -> Option<u16> {
         match name.0.as_slice() {
             [sq::ObjectNamePart::Identifier(ident)] => {
                 let name = self.name(ident);
                 self.cx.table(&name)
             }
-            _ => self.unsupported("a qualified table name", span),
+            _ => {
+                let span = self.sql.map_span(name.span());
+                self.unsupported("a qualified table name", span)
+            }
         }
     }
 
@@ -270,6 +461,192 @@ impl SqlLower<'_, '_, '_> {
         })
     }
 
+    /// `INSERT INTO t (cols) VALUES (…)`: one row, the primary key among the columns.
+    fn insert(&mut self, ins: &sq::Insert) -> Option<SqlStmt> {
+        let rejected = self.reject(&[
+            (ins.replace_into, "REPLACE", "replace"),
+            (ins.ignore, "INSERT IGNORE", "ignore"),
+            (ins.or.is_some(), "INSERT OR", "or"),
+            (ins.on.is_some(), "ON CONFLICT / ON DUPLICATE KEY", "on"),
+            (ins.returning.is_some(), "RETURNING", "returning"),
+            (!ins.assignments.is_empty(), "INSERT ... SET", "set"),
+            (ins.table_alias.is_some(), "a table alias", "as"),
+            (ins.overriding.is_some(), "OVERRIDING", "overriding"),
+            (ins.output.is_some(), "OUTPUT", "output"),
+            (ins.partitioned.is_some(), "PARTITION", "partition"),
+            (ins.priority.is_some(), "an insert priority", "insert"),
+            (ins.insert_alias.is_some(), "an insert alias", "as"),
+            (ins.settings.is_some(), "SETTINGS", "settings"),
+            (ins.format_clause.is_some(), "FORMAT", "format"),
+            (
+                ins.has_table_keyword || ins.overwrite || ins.by_name,
+                "this form of INSERT",
+                "insert",
+            ),
+            (
+                ins.multi_table_insert_type.is_some() || !ins.optimizer_hints.is_empty(),
+                "this form of INSERT",
+                "insert",
+            ),
+        ]);
+        if rejected {
+            return None;
+        }
+        let table = match &ins.table {
+            sq::TableObject::TableName(name) => self.table_name(name)?,
+            other => {
+                let span = self.sql.map_span(other.span());
+                return self.unsupported("inserting into a table function", span);
+            }
+        };
+        let columns = self.insert_columns(table, ins)?;
+        let values = self.insert_values(ins.source.as_deref(), columns.len())?;
+        let text = self.sql.text.clone();
+        Some(SqlStmt::Insert {
+            table,
+            columns,
+            values,
+            text,
+        })
+    }
+
+    /// The named columns of an INSERT: each once, the primary key among them.
+    fn insert_columns(&mut self, table: u16, ins: &sq::Insert) -> Option<Vec<u16>> {
+        let t = &self.cx.tables[table as usize];
+        let (pk, table_name) = (t.columns[t.pk].name.clone(), t.name.clone());
+        if ins.columns.is_empty() {
+            let span = self.sql.word_span(&table_name);
+            let d = Diagnostic::new("INSERT needs a column list", span, "no column list")
+                .with_hint(format!(
+                    "name the columns: `INSERT INTO {table_name} ({pk}, ...) VALUES (...)`"
+                ));
+            self.cx.report(d);
+            return None;
+        }
+        let mut columns = Vec::new();
+        let mut ok = true;
+        for name in &ins.columns {
+            let span = self.sql.map_span(name.span());
+            let [sq::ObjectNamePart::Identifier(ident)] = name.0.as_slice() else {
+                return self.unsupported("a qualified column name", span);
+            };
+            let name = self.name(ident);
+            let Some(c) = self.cx.column(table, &name) else {
+                ok = false;
+                continue;
+            };
+            if columns.contains(&c) {
+                let msg = format!("column \"{}\" is named twice", name.text);
+                self.cx
+                    .report(Diagnostic::new(msg, name.span, "named again here"));
+                ok = false;
+            }
+            columns.push(c);
+        }
+        let pk_index = self.cx.tables[table as usize].pk as u16;
+        if ok && !columns.contains(&pk_index) {
+            let first = self.sql.map_span(ins.columns[0].span());
+            let last = self.sql.map_span(ins.columns[ins.columns.len() - 1].span());
+            let span = Span {
+                start: first.start,
+                end: last.end,
+            };
+            let msg = format!("INSERT must give the primary key \"{pk}\"");
+            let d = Diagnostic::new(msg, span, format!("no `{pk}` here"))
+                .with_hint(format!("add `{pk}` and its value: keys are not generated"));
+            self.cx.report(d);
+            return None;
+        }
+        ok.then_some(columns)
+    }
+
+    /// `VALUES (e, …)`: one row of `wanted` values, without columns.
+    fn insert_values(&mut self, source: Option<&sq::Query>, wanted: usize) -> Option<Vec<Expr>> {
+        let Some(query) = source else {
+            return self.unsupported("INSERT without VALUES", self.sql.span());
+        };
+        let SetExpr::Values(values) = query.body.as_ref() else {
+            let span = self.sql.map_span(query.body.span());
+            return self.unsupported("INSERT ... SELECT", span);
+        };
+        let rejected = self.reject(&[
+            (query.order_by.is_some(), "ORDER BY", "order"),
+            (query.limit_clause.is_some(), "LIMIT", "limit"),
+            (query.with.is_some(), "WITH", "with"),
+        ]);
+        if rejected {
+            return None;
+        }
+        let [row] = values.rows.as_slice() else {
+            let second = values.rows.get(1).map_or(self.sql.span(), |r| {
+                let open = self.sql.map_span(r.opening_token.0.span);
+                let close = self.sql.map_span(r.closing_token.0.span);
+                Span {
+                    start: open.start,
+                    end: close.end.max(open.start),
+                }
+            });
+            return self.unsupported("inserting several rows", second);
+        };
+        let row = &row.content;
+        if row.len() != wanted {
+            let span = match (row.first(), row.last()) {
+                (Some(a), Some(b)) => {
+                    let (a, b) = (self.sql.map_span(a.span()), self.sql.map_span(b.span()));
+                    Span {
+                        start: a.start,
+                        end: b.end,
+                    }
+                }
+                _ => self.sql.word_span("values"),
+            };
+            let n = row.len();
+            let values = format!("{n} value{}", if n == 1 { "" } else { "s" });
+            let msg = format!("INSERT names {wanted} columns but gives {values}");
+            let d = Diagnostic::new(msg, span, values).with_hint("give one value per named column");
+            self.cx.report(d);
+            return None;
+        }
+        self.in_values = true;
+        let values: Vec<Option<Expr>> = row.iter().map(|e| self.expr(0, e)).collect();
+        self.in_values = false;
+        values.into_iter().collect()
+    }
+
+    /// `DELETE FROM t [WHERE e]`
+    fn delete(&mut self, d: &sq::Delete) -> Option<SqlStmt> {
+        let rejected = self.reject(&[
+            (
+                !d.tables.is_empty(),
+                "deleting from several tables",
+                "delete",
+            ),
+            (d.using.is_some(), "DELETE ... USING", "using"),
+            (d.returning.is_some(), "RETURNING", "returning"),
+            (d.output.is_some(), "OUTPUT", "output"),
+            (!d.order_by.is_empty(), "ORDER BY", "order"),
+            (d.limit.is_some(), "LIMIT", "limit"),
+            (d.settings.is_some(), "SETTINGS", "settings"),
+            (d.on_cluster.is_some(), "ON CLUSTER", "on"),
+            (!d.optimizer_hints.is_empty(), "optimizer hints", "delete"),
+        ]);
+        if rejected {
+            return None;
+        }
+        let (sq::FromTable::WithFromKeyword(from) | sq::FromTable::WithoutKeyword(from)) = &d.from;
+        let table = self.from(from)?;
+        let filter = match &d.selection {
+            Some(e) => Some(self.expr(table, e)?),
+            None => None,
+        };
+        let text = self.sql.text.clone();
+        Some(SqlStmt::Delete {
+            table,
+            filter,
+            text,
+        })
+    }
+
     fn assignment(&mut self, table: u16, a: &sq::Assignment) -> Option<(u16, Expr)> {
         let AssignmentTarget::ColumnName(name) = &a.target else {
             let span = self.sql.map_span(a.target.span());
@@ -290,11 +667,54 @@ impl SqlLower<'_, '_, '_> {
     }
 
     fn expr(&mut self, table: u16, e: &sq::Expr) -> Option<Expr> {
-        if let Some(column) = self.column_ref(table, e)? {
+        let span = self.sql.map_span(e.span());
+        if self.in_values {
+            if let sq::Expr::Identifier(_) | sq::Expr::CompoundIdentifier(_) = e {
+                let d = Diagnostic::new("an INSERT value cannot read a column", span, "a column")
+                    .with_hint("INSERT values are literals, `$locals` and `$me`");
+                self.cx.report(d);
+                return None;
+            }
+        } else if let Some(column) = self.column_ref(table, e)? {
             return Some(Expr::Column(column));
         }
-        let span = self.sql.map_span(e.span());
         match e {
+            sq::Expr::IsNull(inner) | sq::Expr::IsNotNull(inner) => {
+                let op = if matches!(e, sq::Expr::IsNull(_)) {
+                    BinOp::Eq
+                } else {
+                    BinOp::Ne
+                };
+                let inner = self.expr(table, inner)?;
+                Some(Expr::Binary(
+                    op,
+                    Box::new(inner),
+                    Box::new(Expr::Lit(Value::Nil)),
+                ))
+            }
+            sq::Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.expr(table, expr);
+                let (lo, hi) = (self.expr(table, low), self.expr(table, high));
+                let (x, lo, hi) = (x?, lo?, hi?);
+                let bin =
+                    |op, a: &Expr, b: Expr| Expr::Binary(op, Box::new(a.clone()), Box::new(b));
+                Some(if *negated {
+                    bin(BinOp::Or, &bin(BinOp::Lt, &x, lo), bin(BinOp::Gt, &x, hi))
+                } else {
+                    bin(BinOp::And, &bin(BinOp::Ge, &x, lo), bin(BinOp::Le, &x, hi))
+                })
+            }
+            sq::Expr::In {
+                expr,
+                target: InTarget::List(list),
+                negated,
+                global: false,
+            } => self.in_list(table, expr, list, *negated),
             sq::Expr::Value(v) => self.value(&v.value, span),
             sq::Expr::Nested(inner) => self.expr(table, inner),
             sq::Expr::BinaryOp { left, op, right } => {
@@ -308,6 +728,33 @@ impl SqlLower<'_, '_, '_> {
             sq::Expr::UnaryOp { op, expr } => self.unary(table, *op, expr, span),
             _ => self.unsupported(&format!("the expression `{e}`"), span),
         }
+    }
+
+    /// `x IN (a, b)` → `x = a OR x = b`; `x NOT IN (a, b)` → `x <> a AND x <> b`.
+    fn in_list(
+        &mut self,
+        table: u16,
+        x: &sq::Expr,
+        list: &[sq::Expr],
+        negated: bool,
+    ) -> Option<Expr> {
+        let x = self.expr(table, x);
+        let items: Vec<Option<Expr>> = list.iter().map(|e| self.expr(table, e)).collect();
+        let x = x?;
+        let (test, join) = if negated {
+            (BinOp::Ne, BinOp::And)
+        } else {
+            (BinOp::Eq, BinOp::Or)
+        };
+        let mut folded: Option<Expr> = None;
+        for item in items {
+            let test = Expr::Binary(test, Box::new(x.clone()), Box::new(item?));
+            folded = Some(match folded {
+                None => test,
+                Some(acc) => Expr::Binary(join, Box::new(acc), Box::new(test)),
+            });
+        }
+        Some(folded.unwrap_or(Expr::Lit(Value::Bool(negated))))
     }
 
     fn unary(&mut self, table: u16, op: UnaryOperator, e: &sq::Expr, span: Span) -> Option<Expr> {

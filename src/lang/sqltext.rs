@@ -4,22 +4,27 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser as SqlParser, ParserError};
 use sqlparser::tokenizer::Location;
 
-use super::ast::{Name, SqlText, StmtKind};
+use super::ast::{LockAst, Name, SqlText, StmtKind};
 use super::diag::Diagnostic;
 use super::lexer::Tok;
 use super::parser::{PResult, Parser};
-use crate::ir::Span;
+use crate::ir::{LockMode, Span, WaitPolicy};
 
-pub const SQL_SUBSET: &str = "the SQL subset is `SELECT cols FROM t [WHERE e] [FOR UPDATE]`, \
-                              `UPDATE t SET c = e, ... [WHERE e]`, `BEGIN`, `COMMIT`, `ROLLBACK`";
+pub const SQL_SUBSET: &str = "the SQL subset is `SELECT cols FROM t [WHERE e] [ORDER BY c] [LIMIT n] \
+                              [FOR UPDATE | FOR SHARE | ...]`, `UPDATE t SET c = e, ... [WHERE e]`, \
+                              `INSERT INTO t (cols) VALUES (...)`, `DELETE FROM t [WHERE e]`, \
+                              `BEGIN`, `COMMIT`, `ROLLBACK`";
 
 impl Parser<'_> {
-    /// A SQL statement: everything up to a newline, `;` or an unmatched `}`.
+    /// A SQL statement: everything up to a newline, `;` or an unmatched `}`, then
+    /// `[into $a, …] [catch $e]`.
     pub fn sql_stmt(&mut self) -> PResult<StmtKind> {
         let start = self.pos;
         let end = self.sql_end();
-        let into_at = self.find_into(start, end);
-        let text_end = into_at.unwrap_or(end);
+        let catch_at = self.find_bound("catch", start, end, true);
+        let body_end = catch_at.unwrap_or(end);
+        let into_at = self.find_bound("into", start, body_end, false);
+        let text_end = into_at.unwrap_or(body_end);
         let base = self.toks[start].span.start as usize;
         let stop = self.toks[text_end - 1].span.end as usize;
         let text = self.src[base..stop].to_string();
@@ -36,18 +41,51 @@ impl Parser<'_> {
         let mut into = Vec::new();
         if let Some(at) = into_at {
             self.pos = at + 1;
-            into = self.bound_list(end)?;
+            into = self.bound_list(body_end)?;
         }
+        let catch = match catch_at {
+            Some(at) => Some(self.catch(at, end)?),
+            None => None,
+        };
+        let select =
+            matches!(&self.toks[start].tok, Tok::Word(w) if w.eq_ignore_ascii_case("select"));
+        let lock_at = select.then(|| self.find_lock(start, text_end)).flatten();
+        let lock = match lock_at {
+            Some(at) => {
+                self.pos = at;
+                Some(self.lock_clause(text_end)?)
+            }
+            None => None,
+        };
         self.pos = end;
-        let stmt = self.run_sqlparser(&text, base);
+        let parsed_end = lock_at.map_or(stop, |at| self.toks[at - 1].span.end as usize);
+        let src = self.src;
+        let stmt = self.run_sqlparser(&src[base..parsed_end], base);
         let sql = SqlText {
             stmt,
             text,
             base,
             into,
+            catch,
+            lock,
             words,
         };
         Ok(StmtKind::Sql(Box::new(sql)))
+    }
+
+    /// `catch $e` at token `at`, which must end the statement (at token `end`).
+    fn catch(&mut self, at: usize, end: usize) -> PResult<Name> {
+        self.pos = at + 1;
+        let local = self.bound_local()?;
+        if self.pos < end {
+            let t = self.peek().clone();
+            let found = self.describe(&t);
+            let msg = format!("expected the end of the statement, found {found}");
+            let d = Diagnostic::new(msg, t.span, "after `catch`")
+                .with_hint("`catch $e` ends the statement: `select ... into $a catch $e`");
+            return self.fail(d);
+        }
+        Ok(local)
     }
 
     /// Index of the first token after the statement.
@@ -66,23 +104,137 @@ impl Parser<'_> {
         }
     }
 
-    /// The last `into` outside parentheses that is followed by a `$local`.
-    fn find_into(&self, start: usize, end: usize) -> Option<usize> {
+    /// The last `word` (`into`, `catch`) outside parentheses that is followed by a `$local`.
+    fn find_bound(&self, word: &str, start: usize, end: usize, first: bool) -> Option<usize> {
         let mut depth = 0i32;
         let mut found = None;
         for i in start + 1..end {
             match &self.toks[i].tok {
                 Tok::Punct("(") => depth += 1,
                 Tok::Punct(")") => depth -= 1,
-                Tok::Word(w) if depth == 0 && w.eq_ignore_ascii_case("into") => {
+                Tok::Word(w) if depth == 0 && w.eq_ignore_ascii_case(word) => {
                     if matches!(self.toks[i + 1].tok, Tok::Local(_)) {
                         found = Some(i);
+                        if first {
+                            return found;
+                        }
                     }
                 }
                 _ => {}
             }
         }
         found
+    }
+
+    /// Where a SELECT's locking clause starts: `FOR UPDATE|SHARE|NO|KEY` or `LOCK IN`.
+    fn find_lock(&self, start: usize, end: usize) -> Option<usize> {
+        let word = |i: usize| match &self.toks[i].tok {
+            Tok::Word(w) => w.to_ascii_lowercase(),
+            _ => String::new(),
+        };
+        let mut depth = 0i32;
+        for i in start + 1..end.saturating_sub(1) {
+            match &self.toks[i].tok {
+                Tok::Punct("(") => depth += 1,
+                Tok::Punct(")") => depth -= 1,
+                Tok::Word(_) if depth == 0 => {
+                    let next = word(i + 1);
+                    let starts = match word(i).as_str() {
+                        "for" => matches!(next.as_str(), "update" | "share" | "no" | "key"),
+                        "lock" => next == "in",
+                        _ => false,
+                    };
+                    if starts {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// `FOR UPDATE | FOR NO KEY UPDATE | FOR SHARE | FOR KEY SHARE | LOCK IN SHARE MODE`,
+    /// then `NOWAIT` or `SKIP LOCKED`; nothing may follow before token `end`.
+    fn lock_clause(&mut self, end: usize) -> PResult<LockAst> {
+        let start = self.pos;
+        let mut in_share_mode = false;
+        let mode = if self.eat_word("for") {
+            if self.eat_word("update") {
+                LockMode::Update
+            } else if self.eat_word("no") {
+                self.sql_word("key")?;
+                self.sql_word("update")?;
+                LockMode::NoKeyUpdate
+            } else if self.eat_word("share") {
+                LockMode::Share
+            } else {
+                self.sql_word("key")?;
+                self.sql_word("share")?;
+                LockMode::KeyShare
+            }
+        } else {
+            self.bump();
+            self.sql_word("in")?;
+            self.sql_word("share")?;
+            self.sql_word("mode")?;
+            in_share_mode = true;
+            LockMode::Share
+        };
+        let mode_span = self.span_from(start);
+        if self.pos < end && self.at_word("of") {
+            let of = self.pos;
+            self.pos = end;
+            let span = self.span_from(of);
+            let d = Diagnostic::new(
+                "a locking clause with OF is not supported yet",
+                span,
+                "not supported yet",
+            )
+            .with_hint("the statement reads one table, and the clause locks the rows it reads");
+            return self.fail(d);
+        }
+        let wait_start = self.pos;
+        let wait = if self.pos < end && self.eat_word("nowait") {
+            WaitPolicy::NoWait
+        } else if self.pos < end && self.eat_word("skip") {
+            self.sql_word("locked")?;
+            WaitPolicy::SkipLocked
+        } else {
+            WaitPolicy::Wait
+        };
+        let wait_span = (wait != WaitPolicy::Wait).then(|| self.span_from(wait_start));
+        if self.pos < end {
+            let t = self.peek().clone();
+            let found = self.describe(&t);
+            let msg = format!("SQL syntax error: expected the end of the statement, found {found}");
+            let d = Diagnostic::new(msg, t.span, "after the locking clause")
+                .with_hint("the locking clause comes last, after WHERE, ORDER BY and LIMIT; it may end with `NOWAIT` or `SKIP LOCKED`");
+            return self.fail(d);
+        }
+        Ok(LockAst {
+            mode,
+            wait,
+            in_share_mode,
+            mode_span,
+            wait_span,
+        })
+    }
+
+    /// A keyword of a locking clause, or a SQL syntax error.
+    fn sql_word(&mut self, word: &str) -> PResult<()> {
+        if self.eat_word(word) {
+            return Ok(());
+        }
+        let t = self.peek().clone();
+        let found = self.describe(&t);
+        let expected = word.to_ascii_uppercase();
+        let msg = format!("SQL syntax error: expected {expected}, found {found}");
+        let d = Diagnostic::new(msg, t.span, format!("expected {expected}")).with_hint(
+            "locking clauses are `FOR UPDATE`, `FOR NO KEY UPDATE`, `FOR SHARE`, \
+             `FOR KEY SHARE` and `LOCK IN SHARE MODE`",
+        );
+        self.fail(d)
     }
 
     /// `$a, $b` up to token `end`.

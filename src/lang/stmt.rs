@@ -8,12 +8,13 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 20] = [
+const STATEMENTS: [&str; 23] = [
     "if", "else", "repeat", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
-    "await", "begin", "start", "commit", "rollback", "select", "update", "SET", "GET", "DEL",
+    "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
+    "delete", "SET", "GET", "DEL",
 ];
 
-/// Words that start a SQL statement (INSERT and DELETE parse, to be reported as unsupported).
+/// Words that start a SQL statement.
 const SQL_STARTS: [&str; 8] = [
     "select", "update", "begin", "start", "commit", "rollback", "insert", "delete",
 ];
@@ -68,7 +69,9 @@ impl Parser<'_> {
         };
         let line_start = self.pos == 0 || self.toks[self.pos - 1].tok == Tok::Newline;
         let assigns = matches!(self.peek_at(1).tok, Tok::Punct("=" | "+=" | "-="));
-        line_start && !assigns && DECLARATIONS.contains(&w.to_ascii_lowercase().as_str())
+        let lower = w.to_ascii_lowercase();
+        // `set` at the start of a line in a block is the Redis command.
+        line_start && !assigns && lower != "set" && DECLARATIONS.contains(&lower.as_str())
     }
 
     fn end_of_stmt(&mut self) {
@@ -101,6 +104,7 @@ impl Parser<'_> {
             "set" | "get" | "del" => self.redis(false),
             "if" => self.if_stmt(),
             "repeat" => self.repeat(),
+            "retry" => self.retry(),
             "return" => self.return_stmt(),
             "work" | "sleep" => self.delay(lower == "work"),
             "lock" | "unlock" => self.lock(lower == "lock"),
@@ -199,6 +203,45 @@ impl Parser<'_> {
         self.skip_newlines_before(|p| p.at_punct("{"));
         let body = self.block()?.0;
         Ok(StmtKind::Repeat { count, head, body })
+    }
+
+    /// `retry N on 'code', … [backoff D] { … }`
+    fn retry(&mut self) -> PResult<StmtKind> {
+        let start = self.pos;
+        self.bump();
+        let attempts = self.count("the number of attempts", 1..=1000)? as u32;
+        self.expect_word("on")?;
+        let mut codes = vec![self.error_code()?];
+        while self.eat_punct(",") {
+            codes.push(self.error_code()?);
+        }
+        let backoff = if self.eat_word("backoff") {
+            Some(self.duration()?.0)
+        } else {
+            None
+        };
+        let head = self.span_from(start);
+        self.skip_newlines_before(|p| p.at_punct("{"));
+        let body = self.block()?.0;
+        Ok(StmtKind::Retry {
+            attempts,
+            codes,
+            backoff,
+            head,
+            body,
+        })
+    }
+
+    /// An error code, written as a string: `'40001'`.
+    fn error_code(&mut self) -> PResult<(String, Span)> {
+        if let Tok::Num { .. } = self.peek().tok {
+            let span = self.peek().span;
+            let written = self.text(span).to_string();
+            let d = Diagnostic::new("an error code is a string", span, "not quoted")
+                .with_hint(format!("write it `'{written}'`"));
+            return self.fail(d);
+        }
+        self.string("an error code, like `'40001'`")
     }
 
     /// `return ["outcome"]`

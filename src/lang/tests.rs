@@ -2,8 +2,8 @@
 
 use super::parse;
 use crate::ir::{
-    BinOp, ColumnType, Expect, Expr, LockMode, Model, OpKind, Pid, RedisCmd, SqlStmt, StatusKind,
-    Sym, Value,
+    BinOp, ColumnType, Expect, Expr, LockClause, LockMode, Model, OpKind, Pid, RedisCmd, SqlStmt,
+    StatusKind, Sym, Value, WaitPolicy,
 };
 
 const EXAMPLE: &str = r#"model "Optimistic lock without the version condition"
@@ -77,7 +77,8 @@ fn the_documented_example_parses() {
     assert!(matches!(
         ops[0],
         OpKind::Sql {
-            stmt: SqlStmt::Begin,
+            stmt: SqlStmt::Begin { isolation: None },
+            on_error: None,
             ..
         }
     ));
@@ -96,8 +97,10 @@ fn select_and_update_are_resolved() {
                 filter,
                 lock,
                 text,
+                ..
             },
         into,
+        ..
     } = &ops[1]
     else {
         panic!("{:?}", ops[1]);
@@ -301,10 +304,11 @@ fn for_update_and_star() {
     else {
         panic!()
     };
-    assert_eq!(
-        (columns.as_slice(), *lock),
-        (&[0u16, 1][..], Some(LockMode::Update))
-    );
+    let update = LockClause {
+        mode: LockMode::Update,
+        wait: WaitPolicy::Wait,
+    };
+    assert_eq!((columns.as_slice(), *lock), (&[0u16, 1][..], Some(update)));
     let rows = &m.db.as_ref().unwrap().tables[0].rows;
     assert_eq!(rows.len(), 2);
     assert!(rows[0][0] < rows[1][0]);
@@ -343,8 +347,14 @@ fn properties_read_the_world() {
             status: StatusKind::Crashed
         }
     );
-    assert_eq!(m.symbols, vec!["OK", "lock"]);
-    assert_eq!(m.symbol(Sym(1)), "lock");
+    let mut symbols = crate::ir::initial_symbols();
+    symbols.push("lock".into());
+    assert_eq!(m.symbols, symbols);
+    assert_eq!(
+        m.symbol(Sym(crate::ir::ERROR_CODES.len() as u32 + 1)),
+        "lock"
+    );
+    assert_eq!(m.symbol(crate::ir::error_code("40001")), "40001");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use super::Step;
 use crate::exec::observe::{Event, Reply};
+use crate::exec::Choice;
 use crate::ir::{Model, RedisCmd, SqlStmt};
 use crate::world::process::Wait;
 use crate::world::value::{Pid, Value};
@@ -47,13 +48,16 @@ pub fn describe(m: &Model, step: &Step) -> Described {
             Event::Finished { outcome: Some(o) } => {
                 doing.push(format!("return '{}'", m.symbol(*o)));
             }
-            Event::Failed(e) => doing.push(format!("✗ runtime error: {}", e.message())),
-            Event::RowCommitted { table, row, values } => {
-                world.push(row_values(m, *table, *row, values));
+            Event::Uncaught { code } => {
+                doing.push(format!("✗ fails: uncaught ERROR {}", m.symbol(*code)));
             }
-            Event::RowLocked { table, row } => {
+            Event::Failed(e) => doing.push(format!("✗ runtime error: {}", e.message())),
+            Event::RowCommitted { table, key, values } => {
+                world.push(row_values(m, *table, *key, values.as_deref()));
+            }
+            Event::RowLocked { table, key } => {
                 let who = actor.map_or(String::new(), |a| format!(" by {}", m.process_name(a)));
-                world.push(format!("{} locked{who}", row_name(m, *table, *row)));
+                world.push(format!("{} locked{who}", row_name(m, *table, *key)));
             }
             Event::Aborted { pid } => {
                 world.push(format!(
@@ -81,8 +85,26 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 ms(m, u64::from(*ticks)),
                 ms(m, step.time)
             )),
+            Event::Interrupted { pid, code } => world.push(format!(
+                "{}'s statement fails: ERROR {}",
+                m.process_name(*pid),
+                m.symbol(*code)
+            )),
             Event::Crashed { pid } => doing.push(format!("✗ {} crashes", m.process_name(*pid))),
         }
+    }
+    match step.choice {
+        Choice::Check(p) => doing.insert(
+            0,
+            format!(
+                "{}'s deadlock_timeout ends: it checks for a cycle",
+                m.process_name(p)
+            ),
+        ),
+        Choice::Timeout(p) => {
+            doing.insert(0, format!("{}'s lock wait times out", m.process_name(p)));
+        }
+        _ => {}
     }
     Described {
         actor,
@@ -93,13 +115,18 @@ pub fn describe(m: &Model, step: &Step) -> Described {
 
 fn sql(stmt: &SqlStmt, reply: &Reply, m: &Model) -> String {
     let text = match stmt {
-        SqlStmt::Begin => "BEGIN",
+        SqlStmt::Begin { .. } => "BEGIN",
         SqlStmt::Commit => "COMMIT",
         SqlStmt::Rollback => "ROLLBACK",
-        SqlStmt::Select { text, .. } | SqlStmt::Update { text, .. } => text,
+        SqlStmt::Select { text, .. }
+        | SqlStmt::Update { text, .. }
+        | SqlStmt::Insert { text, .. }
+        | SqlStmt::Delete { text, .. } => text,
     };
     match reply {
         Reply::None => text.to_string(),
+        Reply::Tag(tag) => format!("{text} → {tag}"),
+        Reply::Error(code) => format!("{text} → ERROR {}", m.symbol(*code)),
         Reply::Count(n) => format!("{text} → {n} row{}", if *n == 1 { "" } else { "s" }),
         Reply::Rows(rows) if rows.is_empty() => format!("{text} → no row"),
         Reply::Rows(rows) => {
@@ -136,15 +163,17 @@ fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
 }
 
 /// `sku#1`: a row by its table and primary key.
-pub fn row_name(m: &Model, table: u16, row: u16) -> String {
+pub fn row_name(m: &Model, table: u16, key: Value) -> String {
     let db = m.db.as_ref().expect("rows exist only with a db");
-    let t = &db.tables[table as usize];
-    format!("{}#{}", t.name, m.show(&t.rows[row as usize][t.pk]))
+    format!("{}#{}", db.tables[table as usize].name, m.show(&key))
 }
 
-fn row_values(m: &Model, table: u16, row: u16, values: &[Value]) -> String {
+fn row_values(m: &Model, table: u16, key: Value, values: Option<&[Value]>) -> String {
     let db = m.db.as_ref().expect("rows exist only with a db");
     let t = &db.tables[table as usize];
+    let Some(values) = values else {
+        return format!("{} deleted", row_name(m, table, key));
+    };
     let cols: Vec<String> = t
         .columns
         .iter()
@@ -152,13 +181,13 @@ fn row_values(m: &Model, table: u16, row: u16, values: &[Value]) -> String {
         .filter(|&(c, _)| c != t.pk)
         .map(|(c, col)| format!("{}={}", col.name, m.show(&values[c])))
         .collect();
-    format!("{} {}", row_name(m, table, row), cols.join(" "))
+    format!("{} {}", row_name(m, table, key), cols.join(" "))
 }
 
 /// What a wait is for: `sku#1`, `mutex m on app`, `await`.
 pub fn wait_name(m: &Model, w: Wait) -> String {
     match w {
-        Wait::Row { table, row, .. } => row_name(m, table, row),
+        Wait::Row { table, key, .. } => row_name(m, table, key),
         Wait::Mutex(l) => {
             let n = m.mutexes.len().max(1);
             let (inst, mutex) = (l as usize / n, l as usize % n);

@@ -47,6 +47,8 @@ pub fn render(m: &Model, t: &Trace) -> Value {
 pub fn choice(m: &Model, c: Choice) -> String {
     match c {
         Choice::Proc(p) => m.process_name(p),
+        Choice::Check(p) => format!("check:{}", m.process_name(p)),
+        Choice::Timeout(p) => format!("timeout:{}", m.process_name(p)),
         Choice::Tick => "tick".into(),
         Choice::Crash { fault, pid } => format!("crash#{fault}:{}", m.process_name(pid)),
     }

@@ -1,158 +1,370 @@
-//! The database: tables of rows with a committed version, an uncommitted version and a row lock.
+//! The database: rows with committed versions, one uncommitted change, and row locks.
 //!
-//! PostgreSQL, READ COMMITTED (docs/semantics.md, rules PG-2, PG-7, PG-10, PG-16, PG-17).
-//! Expressions are evaluated by the caller through closures, so this file knows rows and locks,
-//! not the expression language.
+//! Storage and locking only; which rows a statement reads, locks or waits for is decided by the
+//! statement code (`exec::sql`), per flavour and isolation level (docs/semantics.md).
 
-use super::lock::{Acquire, Lock};
-use super::value::{Pid, Value};
+use crate::ir::{Flavour, LockMode};
+use crate::world::value::{Pid, Value};
 
-/// Invariant: a row has an uncommitted version only while its lock is held, and that version
-/// belongs to the holder.
+/// Invariant: rows are sorted by key and keys are unique; an uncommitted change exists only
+/// while its owner holds a lock on the row; commit numbers are dense (normalised after every
+/// step), so states that differ only in how many commits happened long ago are one state.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Db {
     /// Rows per table, in primary-key order.
     pub tables: Vec<Vec<Row>>,
+    /// The number of the newest commit; a snapshot taken now sees versions numbered ≤ this.
+    pub seq: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Row {
-    pub committed: Box<[Value]>,
-    pub pending: Option<Box<[Value]>>,
-    pub lock: Lock,
+    /// The primary-key value (primary keys are never updated).
+    pub key: Value,
+    /// Committed versions, oldest first: (commit number, values); `None` = deleted.
+    pub versions: Vec<(u32, Option<Box<[Value]>>)>,
+    /// The uncommitted change of the transaction holding the row: new values, or `None` for a
+    /// delete.
+    pub pending: Option<(Pid, Option<Box<[Value]>>)>,
+    pub locks: RowLocks,
 }
 
-/// A locking access either completes with the rows it locked, or must wait for a row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Access {
-    Locked(Vec<u16>),
-    Wait { row: u16, holder: Pid },
+/// Row locks: who holds which mode, who waits in arrival order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RowLocks {
+    pub held: Vec<(Pid, LockMode)>,
+    pub queue: Vec<(Pid, LockMode)>,
 }
 
-/// A lock that changed hands when a transaction ended: (table, row, new holder).
-pub type Grant = (u16, u16, Pid);
+/// What a transaction sees of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The newest committed version (and the transaction's own change).
+    Latest,
+    /// The newest version committed at or before commit number `n`.
+    Snapshot(u32),
+}
+
+/// A lock that changed hands when a transaction ended: (table, row key, new holder).
+pub type Grant = (u16, Value, Pid);
+
+/// Whether a lock of mode `a` held by one transaction conflicts with mode `b` requested by
+/// another: PostgreSQL's four row-lock modes (PG-5), InnoDB's S and X (MY-9).
+#[must_use]
+pub fn conflicts(flavour: Flavour, a: LockMode, b: LockMode) -> bool {
+    use LockMode::{KeyShare, NoKeyUpdate, Share, Update};
+    if flavour.innodb() {
+        let shared = |m| matches!(m, Share | KeyShare);
+        return !(shared(a) && shared(b));
+    }
+    match (a, b) {
+        (Update, _) | (_, Update) => true,
+        (NoKeyUpdate, NoKeyUpdate | Share) | (Share, NoKeyUpdate) => true,
+        (KeyShare, _) | (_, KeyShare) | (Share, Share) => false,
+    }
+}
+
+impl Row {
+    /// The newest committed version.
+    #[must_use]
+    pub fn latest(&self) -> Option<&[Value]> {
+        self.versions.last().and_then(|(_, v)| v.as_deref())
+    }
+
+    /// The commit number of the newest committed version (0 for a row never committed).
+    #[must_use]
+    pub fn latest_seq(&self) -> u32 {
+        self.versions.last().map_or(0, |(n, _)| *n)
+    }
+
+    /// The version a snapshot taken at commit `n` sees.
+    #[must_use]
+    pub fn at(&self, n: u32) -> Option<&[Value]> {
+        self.versions
+            .iter()
+            .rev()
+            .find(|(s, _)| *s <= n)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// The first holder other than `pid` whose lock conflicts with `mode`.
+    #[must_use]
+    pub fn blocker(&self, flavour: Flavour, pid: Pid, mode: LockMode) -> Option<Pid> {
+        self.locks
+            .held
+            .iter()
+            .find(|&&(h, m)| h != pid && conflicts(flavour, m, mode))
+            .map(|&(h, _)| h)
+    }
+
+    /// The mode `pid` holds, if any.
+    #[must_use]
+    pub fn held_by(&self, pid: Pid) -> Option<LockMode> {
+        self.locks
+            .held
+            .iter()
+            .find(|&&(h, _)| h == pid)
+            .map(|&(_, m)| m)
+    }
+}
 
 impl Db {
+    /// A database whose initial rows (sorted by key, `pk` = key column) are commit 0.
     #[must_use]
-    pub fn new(initial: Vec<Vec<Vec<Value>>>) -> Self {
+    pub fn new(initial: Vec<(usize, Vec<Vec<Value>>)>) -> Self {
         let tables = initial
             .into_iter()
-            .map(|rows| {
+            .map(|(pk, rows)| {
                 rows.into_iter()
                     .map(|v| Row {
-                        committed: v.into_boxed_slice(),
+                        key: v[pk],
+                        versions: vec![(0, Some(v.into_boxed_slice()))],
                         pending: None,
-                        lock: Lock::default(),
+                        locks: RowLocks::default(),
                     })
                     .collect()
             })
             .collect();
-        Db { tables }
+        Db { tables, seq: 0 }
     }
 
-    /// The version of a row a statement of `pid` sees: its own uncommitted write, else the
-    /// newest committed version. (At READ COMMITTED the statement snapshot is the newest
-    /// committed state, since every step is atomic.)
     #[must_use]
-    pub fn visible(&self, t: u16, r: u16, pid: Pid) -> &[Value] {
-        let row = &self.tables[t as usize][r as usize];
+    pub fn row(&self, t: u16, r: usize) -> &Row {
+        &self.tables[t as usize][r]
+    }
+
+    /// The position of the row with `key`, or where it would go.
+    ///
+    /// # Errors
+    /// `Err(position)` when there is no such row.
+    pub fn find(&self, t: u16, key: Value) -> Result<usize, usize> {
+        self.tables[t as usize].binary_search_by(|r| r.key.cmp(&key))
+    }
+
+    /// What `pid` sees of row `r`: its own change, else the version `view` selects.
+    #[must_use]
+    pub fn read(&self, t: u16, r: usize, pid: Pid, view: View) -> Option<&[Value]> {
+        let row = self.row(t, r);
         match &row.pending {
-            Some(p) if row.lock.held_by(pid) => p,
-            _ => &row.committed,
+            Some((owner, v)) if *owner == pid => v.as_deref(),
+            _ => match view {
+                View::Latest => row.latest(),
+                View::Snapshot(n) => row.at(n),
+            },
         }
     }
 
-    /// Rows of table `t` that `pid` sees matching, in primary-key order, as a bit set.
-    ///
-    /// # Errors
-    /// Whatever the filter returns.
-    pub fn matching<E>(
-        &self,
-        t: u16,
-        pid: Pid,
-        filter: &mut impl FnMut(&[Value]) -> Result<bool, E>,
-    ) -> Result<u64, E> {
-        let mut set = 0u64;
-        for r in 0..self.tables[t as usize].len() as u16 {
-            if filter(self.visible(t, r, pid))? {
-                set |= 1 << r;
+    /// Grants `pid` a lock of `mode` on row `r` (keeping the stronger if it holds one).
+    pub fn lock(&mut self, t: u16, r: usize, pid: Pid, mode: LockMode) {
+        let locks = &mut self.tables[t as usize][r].locks;
+        locks.queue.retain(|&(q, _)| q != pid);
+        match locks.held.iter_mut().find(|(h, _)| *h == pid) {
+            Some((_, m)) => *m = (*m).min(mode),
+            None => locks.held.push((pid, mode)),
+        }
+    }
+
+    /// Queues `pid` for a lock of `mode` on row `r`, behind the earlier waiters.
+    pub fn enqueue(&mut self, t: u16, r: usize, pid: Pid, mode: LockMode) {
+        let q = &mut self.tables[t as usize][r].locks.queue;
+        if !q.iter().any(|&(p, _)| p == pid) {
+            q.push((pid, mode));
+        }
+    }
+
+    /// Drops `pid`'s lock on row `r` (InnoDB RC releases rows that did not match) and grants
+    /// what can now be granted.
+    pub fn unlock(&mut self, flavour: Flavour, t: u16, r: usize, pid: Pid) -> Vec<Grant> {
+        let row = &mut self.tables[t as usize][r];
+        if row.pending.as_ref().is_some_and(|(o, _)| *o == pid) {
+            return Vec::new(); // a row it changed stays locked until the end
+        }
+        row.locks.held.retain(|&(h, _)| h != pid);
+        self.grant(flavour, t, r)
+    }
+
+    /// Takes `pid` out of row `r`'s queue (its wait ended without the lock).
+    pub fn dequeue(&mut self, t: u16, r: usize, pid: Pid) {
+        self.tables[t as usize][r]
+            .locks
+            .queue
+            .retain(|&(q, _)| q != pid);
+    }
+
+    /// Records `pid`'s uncommitted change to row `r` (it must hold the row).
+    pub fn write(&mut self, t: u16, r: usize, pid: Pid, values: Option<Box<[Value]>>) {
+        self.tables[t as usize][r].pending = Some((pid, values));
+    }
+
+    /// Adds an empty row (no committed version) for `key` at its position; returns it.
+    pub fn insert_slot(&mut self, t: u16, key: Value) -> usize {
+        match self.find(t, key) {
+            Ok(r) => r,
+            Err(r) => {
+                self.tables[t as usize].insert(
+                    r,
+                    Row {
+                        key,
+                        versions: Vec::new(),
+                        pending: None,
+                        locks: RowLocks::default(),
+                    },
+                );
+                r
             }
         }
-        Ok(set)
     }
 
-    /// Locks the candidate rows in order for `pid`, waiting at the first row another
-    /// transaction holds. Each candidate is re-checked against its newest version first (the
-    /// EvalPlanQual re-check, PG-16): a row that stopped matching is skipped, and if it is the
-    /// row this statement was waiting for, the lock just granted to it is passed on.
-    ///
-    /// # Errors
-    /// Whatever the filter returns.
-    pub fn lock_rows<E>(
-        &mut self,
-        t: u16,
-        pid: Pid,
-        candidates: u64,
-        waited: Option<u16>,
-        filter: &mut impl FnMut(&[Value]) -> Result<bool, E>,
-    ) -> Result<Access, E> {
-        let mut locked = Vec::new();
-        for r in 0..self.tables[t as usize].len() as u16 {
-            if candidates & (1 << r) == 0 {
-                continue;
-            }
-            let row = &self.tables[t as usize][r as usize];
-            if let Some(h) = row.lock.holder.filter(|&h| h != pid) {
-                self.tables[t as usize][r as usize].lock.acquire(pid);
-                return Ok(Access::Wait { row: r, holder: h });
-            }
-            if filter(self.visible(t, r, pid))? {
-                let acquired = self.tables[t as usize][r as usize].lock.acquire(pid);
-                debug_assert_eq!(acquired, Acquire::Granted);
-                locked.push(r);
-            } else if waited == Some(r) {
-                self.tables[t as usize][r as usize].lock.release();
-            }
+    /// Ends `pid`'s transaction: on commit its changes become one new commit, on abort they
+    /// vanish; its locks go, its waits end, and waiting transactions are granted in order.
+    pub fn end(&mut self, flavour: Flavour, pid: Pid, commit: bool) -> Vec<Grant> {
+        let wrote = self
+            .tables
+            .iter()
+            .flatten()
+            .any(|r| r.pending.as_ref().is_some_and(|(o, _)| *o == pid));
+        if commit && wrote {
+            self.seq += 1;
         }
-        Ok(Access::Locked(locked))
-    }
-
-    /// Writes a new uncommitted version of a row `pid` holds.
-    pub fn write(&mut self, t: u16, r: u16, pid: Pid, values: Box<[Value]>) {
-        let row = &mut self.tables[t as usize][r as usize];
-        debug_assert!(row.lock.held_by(pid));
-        row.pending = Some(values);
-    }
-
-    /// Ends `pid`'s transaction: on commit its writes become the committed versions, on abort
-    /// they vanish; either way its row locks go to the next waiters, who are returned.
-    pub fn end(&mut self, pid: Pid, commit: bool) -> Vec<Grant> {
-        let mut grants = Vec::new();
+        let seq = self.seq;
+        let mut touched = Vec::new();
         for (t, rows) in self.tables.iter_mut().enumerate() {
             for (r, row) in rows.iter_mut().enumerate() {
-                row.lock.queue.retain(|&q| q != pid);
-                if !row.lock.held_by(pid) {
-                    continue;
-                }
-                if let Some(p) = row.pending.take() {
+                if row.pending.as_ref().is_some_and(|(o, _)| *o == pid) {
+                    let (_, v) = row.pending.take().expect("checked");
                     if commit {
-                        row.committed = p;
+                        row.versions.push((seq, v));
                     }
                 }
-                if let Some(next) = row.lock.release() {
-                    grants.push((t as u16, r as u16, next));
+                let before = row.locks.held.len() + row.locks.queue.len();
+                row.locks.held.retain(|&(h, _)| h != pid);
+                row.locks.queue.retain(|&(q, _)| q != pid);
+                if row.locks.held.len() + row.locks.queue.len() != before {
+                    touched.push((t as u16, r));
                 }
             }
+        }
+        let mut grants = Vec::new();
+        for (t, r) in touched {
+            grants.extend(self.grant(flavour, t, r));
         }
         grants
     }
 
-    /// The row of table `t` whose primary key (column `pk`) equals `key`.
-    #[must_use]
-    pub fn find(&self, t: u16, pk: usize, key: Value) -> Option<u16> {
-        self.tables[t as usize]
+    /// Grants queued requests in arrival order while each is compatible with every holder;
+    /// the first that is not stops the line (no waiter overtakes an earlier one).
+    fn grant(&mut self, flavour: Flavour, t: u16, r: usize) -> Vec<Grant> {
+        let row = &mut self.tables[t as usize][r];
+        let mut out = Vec::new();
+        while let Some(&(p, mode)) = row.locks.queue.first() {
+            if row.blocker(flavour, p, mode).is_some() {
+                break;
+            }
+            row.locks.queue.remove(0);
+            match row.locks.held.iter_mut().find(|(h, _)| *h == p) {
+                Some((_, m)) => *m = (*m).min(mode),
+                None => row.locks.held.push((p, mode)),
+            }
+            out.push((t, row.key, p));
+        }
+        out
+    }
+
+    /// Forgets what no snapshot can see and renumbers commits densely.
+    ///
+    /// `snapshots` are the commit numbers of every live snapshot; they are renumbered too.
+    pub fn normalise(&mut self, snapshots: &mut [&mut u32]) {
+        for rows in &mut self.tables {
+            for row in rows.iter_mut() {
+                prune(row, snapshots);
+            }
+            rows.retain(|row| {
+                row.pending.is_some()
+                    || !row.locks.held.is_empty()
+                    || !row.locks.queue.is_empty()
+                    || row.versions.iter().any(|(_, v)| v.is_some())
+            });
+        }
+        let mut seqs: Vec<u32> = self
+            .tables
             .iter()
-            .position(|row| row.committed[pk] == key)
-            .map(|r| r as u16)
+            .flatten()
+            .flat_map(|r| r.versions.iter().map(|(s, _)| *s))
+            .chain(snapshots.iter().map(|s| **s))
+            .chain(std::iter::once(0))
+            .collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        let rank = |s: u32| seqs.binary_search(&s).expect("collected") as u32;
+        for row in self.tables.iter_mut().flatten() {
+            for (s, _) in &mut row.versions {
+                *s = rank(*s);
+            }
+        }
+        for s in snapshots.iter_mut() {
+            **s = rank(**s);
+        }
+        self.seq = seqs.len() as u32 - 1;
+    }
+}
+
+/// Keeps a row's newest version and, for each snapshot, the version it sees; a row whose only
+/// surviving version says "deleted" and that nobody can see alive keeps just that.
+fn prune(row: &mut Row, snapshots: &[&mut u32]) {
+    let n = row.versions.len();
+    if n <= 1 {
+        return;
+    }
+    let mut keep = vec![false; n];
+    keep[n - 1] = true;
+    for s in snapshots {
+        if let Some(i) = row.versions.iter().rposition(|(v, _)| *v <= **s) {
+            keep[i] = true;
+        }
+    }
+    let mut i = 0;
+    row.versions.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_lock_modes_conflict_as_documented() {
+        use LockMode::{KeyShare, NoKeyUpdate, Share, Update};
+        let pg = Flavour::Postgres;
+        assert!(!conflicts(pg, KeyShare, NoKeyUpdate));
+        assert!(conflicts(pg, KeyShare, Update));
+        assert!(!conflicts(pg, Share, Share));
+        assert!(conflicts(pg, Share, NoKeyUpdate));
+        assert!(conflicts(pg, NoKeyUpdate, NoKeyUpdate));
+        assert!(!conflicts(Flavour::Mysql, Share, Share));
+        assert!(conflicts(Flavour::Mysql, Share, Update));
+    }
+
+    #[test]
+    fn normalise_keeps_what_snapshots_see() {
+        let mut db = Db::new(vec![(0, vec![vec![Value::Int(1), Value::Int(10)]])]);
+        let p = Pid(0);
+        for v in [9, 8, 7] {
+            db.lock(0, 0, p, LockMode::Update);
+            db.write(
+                0,
+                0,
+                p,
+                Some(vec![Value::Int(1), Value::Int(v)].into_boxed_slice()),
+            );
+            db.end(Flavour::Postgres, p, true);
+        }
+        let mut snap = 1u32; // sees the 9
+        db.normalise(&mut [&mut snap]);
+        assert_eq!(db.row(0, 0).versions.len(), 2);
+        assert_eq!(db.row(0, 0).at(snap).unwrap()[1], Value::Int(9));
+        assert_eq!(db.row(0, 0).latest().unwrap()[1], Value::Int(7));
+        assert!(db.row(0, 0).latest_seq() > snap);
     }
 }

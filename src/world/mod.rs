@@ -8,8 +8,7 @@ pub mod value;
 
 use crate::ir::Model;
 use lock::Lock;
-use process::{Proc, Status};
-use value::Value;
+use process::Proc;
 
 /// One global state: the world plus every process. Time is not stored: every deadline is
 /// relative to now, so states that differ only in the absolute time are one state.
@@ -32,16 +31,11 @@ impl State {
         let procs = m
             .processes
             .iter()
-            .map(|p| Proc {
-                pc: 0,
-                status: Status::Ready,
-                locals: vec![Value::Nil; m.groups[p.group].program.locals.len()].into_boxed_slice(),
-                in_txn: false,
-            })
+            .map(|p| Proc::new(m.groups[p.group].program.locals.len()))
             .collect();
         let tables =
             m.db.as_ref()
-                .map(|db| db.tables.iter().map(|t| t.rows.clone()).collect())
+                .map(|db| db.tables.iter().map(|t| (t.pk, t.rows.clone())).collect())
                 .unwrap_or_default();
         State {
             procs,
@@ -57,5 +51,18 @@ impl State {
     #[must_use]
     pub fn is_final(&self) -> bool {
         self.procs.iter().all(|p| p.status.finished())
+    }
+}
+
+impl State {
+    /// Renumbers database commits densely and drops versions no snapshot can see, so that
+    /// states differing only in history long gone are one state.
+    pub fn normalise(&mut self) {
+        let mut snaps: Vec<&mut u32> = self
+            .procs
+            .iter_mut()
+            .filter_map(|p| p.txn.as_mut().and_then(|t| t.snapshot.as_mut()))
+            .collect();
+        self.db.normalise(&mut snaps);
     }
 }

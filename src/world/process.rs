@@ -1,6 +1,7 @@
-//! A process's own state: where it is in its program, its locals and its status.
+//! A process's own state: where it is in its program, its locals, its status, its transaction.
 
 use super::value::{Sym, Value};
+use crate::ir::{Isolation, LockMode};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Proc {
@@ -8,8 +9,36 @@ pub struct Proc {
     pub pc: u32,
     pub status: Status,
     pub locals: Box<[Value]>,
-    /// Inside `begin … commit`; outside, each statement is its own transaction.
-    pub in_txn: bool,
+    /// The open database transaction: explicit (`begin`) or the one of an autocommit statement
+    /// that is waiting.
+    pub txn: Option<Txn>,
+    /// Rows a waiting PostgreSQL statement matched in its snapshot (PG-17: the re-check after
+    /// the wait never finds new rows), by key.
+    pub candidates: Option<Box<[Value]>>,
+    /// An error delivered while it waited (deadlock victim, lock timeout): its statement fails
+    /// with it when the process next steps.
+    pub error: Option<Sym>,
+    /// Ticks until a waiting PostgreSQL backend runs its deadlock check (`deadlock_timeout`).
+    pub check_in: Option<u32>,
+    /// Ticks until a lock wait times out (`lock_timeout`, `innodb_lock_wait_timeout`).
+    pub timeout_in: Option<u32>,
+    /// What a PostgreSQL SERIALIZABLE transaction has read, for the serialization check at
+    /// COMMIT: (table, key), or (table, nil) for a whole-table read.
+    pub reads: Vec<(u16, Value)>,
+}
+
+/// A database transaction as the server sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Txn {
+    pub isolation: Isolation,
+    /// Opened by `begin`; otherwise it is one autocommit statement's.
+    pub explicit: bool,
+    /// The commit number its snapshot sees (RR, SERIALIZABLE), once taken.
+    pub snapshot: Option<u32>,
+    /// PostgreSQL: an error aborted it; statements fail with 25P02 until ROLLBACK (PG-27).
+    pub aborted: bool,
+    /// InnoDB's measure for choosing a deadlock victim: rows changed plus rows locked.
+    pub weight: u16,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,6 +51,8 @@ pub enum Status {
     Waiting(Wait),
     /// Finished, with the outcome named by `return "…"`, if any.
     Done(Option<Sym>),
+    /// Finished by a SQL error it did not catch (the code).
+    Errored(Sym),
     /// Stopped by a crash fault.
     Crashed,
     /// Stopped by a runtime error in the model (a bug in the model, reported as a violation).
@@ -32,12 +63,11 @@ pub enum Status {
 pub enum Wait {
     /// In the queue of a mutex (index into `State::mutexes`); resumes when granted it.
     Mutex(u16),
-    /// In the queue of a row lock; resumes when granted it. `candidates` are the rows the
-    /// statement matched in its snapshot (PG-17: the re-check never finds new rows).
+    /// In the queue of a row lock (by table and primary key); resumes when granted it.
     Row {
         table: u16,
-        row: u16,
-        candidates: u64,
+        key: Value,
+        mode: LockMode,
     },
     /// `await CMD` on `key`: resumes when the command's reply would be truthy.
     Await { key: Sym },
@@ -54,6 +84,8 @@ pub enum RunError {
     UnlockNotHeld,
     /// `lock m` by the process that already holds `m` (mutexes are not re-entrant).
     Relock,
+    /// An UPDATE that sets the primary key (not modelled).
+    KeyUpdate,
 }
 
 impl RunError {
@@ -65,14 +97,36 @@ impl RunError {
             RunError::Overflow => "integer overflow",
             RunError::UnlockNotHeld => "unlock of a mutex this process does not hold",
             RunError::Relock => "lock of a mutex this process already holds",
+            RunError::KeyUpdate => "an UPDATE of the primary key (not modelled)",
         }
     }
 }
 
 impl Status {
-    /// Done, crashed or failed: it will never step again.
+    /// Done, failed, crashed: it will never step again.
     #[must_use]
     pub fn finished(self) -> bool {
-        matches!(self, Status::Done(_) | Status::Crashed | Status::Failed(_))
+        matches!(
+            self,
+            Status::Done(_) | Status::Errored(_) | Status::Crashed | Status::Failed(_)
+        )
+    }
+}
+
+impl Proc {
+    /// A process at the start of its program.
+    #[must_use]
+    pub fn new(locals: usize) -> Self {
+        Proc {
+            pc: 0,
+            status: Status::Ready,
+            locals: vec![Value::Nil; locals].into_boxed_slice(),
+            txn: None,
+            candidates: None,
+            error: None,
+            check_in: None,
+            timeout_in: None,
+            reads: Vec::new(),
+        }
     }
 }

@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use interlock::ir::Expect;
-use interlock::lang::parse;
+use interlock::ir::{Expect, Flavour, Isolation};
+use interlock::lang::{parse, parse_with, ParseOptions};
 use proptest::prelude::*;
 
 const EXAMPLE: &str = include_str!("../../models/optimistic/no-version-condition.model");
@@ -39,6 +39,59 @@ invariant exclusive: inside <= 1
 final released: redis(lock) = nil or status(worker[0], crashed) or count(worker, crashed) > 0
 expect violated exclusive
 "#;
+
+const RETRY: &str = r#"model "Serializable buyers retry"
+about "Two buyers under serializable isolation: one fails with a serialization error and"
+      "retries; the shop never oversells."
+
+db postgres isolation serializable
+set lock_timeout = 1s
+table sku (id int primary key, stock int, name text unique)
+index sku (stock)
+row sku (1, 1, 'pen')
+ghost sold = 0
+
+process buyer[2] {
+  retry 3 on '40001', '40P01' backoff 10ms {
+    begin
+    select stock from sku where id in (1) order by id desc limit 1 for update into $stock
+    if $stock < 1 { rollback; return "out of stock" }
+    update sku set stock = $stock - 1 where id = 1
+    insert into sku (id, stock, name) values (100 + $me, 0, null) catch $dup
+    delete from sku where stock between 5 and 9 or name is null
+    commit
+  }
+  sold += 1
+}
+
+invariant no_oversell: sold <= 1
+final nobody_failed: count(buyer, failed) = 0
+expect holds
+"#;
+
+#[test]
+fn the_same_file_runs_against_every_flavour() {
+    let m = parse("retry.model", RETRY).unwrap_or_else(|d| panic!("{d}"));
+    let db = m.db.as_ref().unwrap();
+    assert_eq!(
+        (db.flavour, db.isolation),
+        (Flavour::Postgres, Isolation::Serializable)
+    );
+    // `set lock_timeout` is PostgreSQL's: the InnoDB flavours refuse it, and only it.
+    for flavour in [Flavour::Mysql, Flavour::Mariadb] {
+        let opts = ParseOptions { db: Some(flavour) };
+        let d = parse_with("retry.model", RETRY, &opts).unwrap_err();
+        assert_eq!(d.items.len(), 1, "{d}");
+        assert!(d.items[0].message.contains("lock_timeout"), "{d}");
+        let text = RETRY.replace("set lock_timeout = 1s\n", "");
+        let m = parse_with("retry.model", &text, &opts).unwrap_or_else(|d| panic!("{d}"));
+        let db = m.db.as_ref().unwrap();
+        assert_eq!(
+            (db.flavour, db.isolation),
+            (flavour, Isolation::Serializable)
+        );
+    }
+}
 
 #[test]
 fn valid_models_parse() {
@@ -124,7 +177,7 @@ fn survives(source: &str) {
     }
 }
 
-const VOCABULARY: [&str; 40] = [
+const VOCABULARY: &[&str] = &[
     "model",
     "about",
     "db",
@@ -165,6 +218,27 @@ const VOCABULARY: [&str; 40] = [
     "\n",
     "100ms",
     "-",
+    "retry",
+    "catch",
+    "$e",
+    "on",
+    "'40001'",
+    "backoff",
+    "set",
+    "index",
+    "unique",
+    "insert",
+    "delete",
+    "for share",
+    "lock in share mode",
+    "order by",
+    "limit",
+    "in (1, 2)",
+    "between",
+    "isolation",
+    "mysql",
+    "mariadb",
+    "bigint",
 ];
 
 /// Applies one edit: 0-2 delete/insert/replace a character, 3-5 the same with a token.
@@ -201,7 +275,12 @@ proptest! {
         redis in any::<bool>(),
         edits in proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<char>()), 1..4),
     ) {
-        let mut source = if redis { REDIS_LOCK } else { EXAMPLE }.to_string();
+        let mut source = match (redis, edits.len() % 2) {
+            (true, _) => REDIS_LOCK,
+            (false, 0) => EXAMPLE,
+            (false, _) => RETRY,
+        }
+        .to_string();
         for (kind, at, pick, c) in edits {
             source = mutate(&source, kind, at, pick, c);
         }

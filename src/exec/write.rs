@@ -1,0 +1,179 @@
+//! The changes of UPDATE, DELETE and INSERT, once their rows are locked.
+
+use super::eval::{eval, Scope};
+use super::observe::{Observer, Reply, Resource};
+use super::scan::{self, Scan};
+use super::sql::{schema, Outcome};
+use super::step::scope;
+use crate::ir::{error_code, Expr, Flavour, LockClause, LockMode, Model, Table, WaitPolicy};
+use crate::world::db::View;
+use crate::world::process::RunError;
+use crate::world::value::{Pid, Value};
+use crate::world::State;
+
+/// Applies `sets` to each locked row. PostgreSQL counts matched rows (PG-32), InnoDB rows
+/// actually changed (MY-24).
+pub(super) fn update<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    table: u16,
+    rows: &[usize],
+    sets: &[(u16, Expr)],
+    obs: &mut O,
+) -> Result<Outcome, RunError> {
+    let db = schema(m);
+    let t = &db.tables[table as usize];
+    if sets.iter().any(|(c, _)| *c as usize == t.pk) {
+        return Err(RunError::KeyUpdate);
+    }
+    let mut changes = Vec::with_capacity(rows.len());
+    for &r in rows {
+        let old: Box<[Value]> = st
+            .db
+            .read(table, r, pid, View::Latest)
+            .expect("a locked target row is alive")
+            .into();
+        let sc = Scope {
+            row: Some(&old),
+            ..scope(m, st, pid)
+        };
+        let mut new = old.clone();
+        for (c, e) in sets {
+            new[*c as usize] = match eval(e, &sc) {
+                Ok(v) => v,
+                Err(RunError::Overflow) => return Ok(Outcome::Error(overflow(db.flavour))),
+                Err(e) => return Err(e),
+            };
+        }
+        if let Err(code) = fit(db.flavour, db.settings.non_strict, t, &mut new) {
+            return Ok(Outcome::Error(code));
+        }
+        changes.push((r, old != new, new));
+    }
+    let mut count = 0;
+    for (r, changed, new) in changes {
+        obs.write(Resource::Row {
+            table,
+            key: st.db.row(table, r).key,
+        });
+        st.db.write(table, r, pid, Some(new));
+        if changed || !db.flavour.innodb() {
+            count += 1;
+        }
+        if changed && db.flavour.innodb() {
+            bump(st, pid);
+        }
+    }
+    Ok(Outcome::Done(Reply::Count(count)))
+}
+
+/// Marks each locked row deleted.
+pub(super) fn delete<O: Observer>(
+    st: &mut State,
+    pid: Pid,
+    table: u16,
+    rows: &[usize],
+    obs: &mut O,
+) -> Outcome {
+    for &r in rows {
+        obs.write(Resource::Row {
+            table,
+            key: st.db.row(table, r).key,
+        });
+        st.db.write(table, r, pid, None);
+        bump(st, pid);
+    }
+    Outcome::Done(Reply::Count(rows.len() as i64))
+}
+
+/// Inserts one row. A row with the same key that another transaction has changed but not
+/// committed is waited for; a live one is a duplicate (23505 / 1062).
+pub(super) fn insert<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    table: u16,
+    columns: &[u16],
+    values: &[Expr],
+    obs: &mut O,
+) -> Result<Outcome, RunError> {
+    let db = schema(m);
+    let t = &db.tables[table as usize];
+    let sc = scope(m, st, pid);
+    let mut row: Box<[Value]> = vec![Value::Nil; t.columns.len()].into_boxed_slice();
+    for (c, e) in columns.iter().zip(values) {
+        row[*c as usize] = eval(e, &sc)?;
+    }
+    if let Err(code) = fit(db.flavour, db.settings.non_strict, t, &mut row) {
+        return Ok(Outcome::Error(code));
+    }
+    let key = row[t.pk];
+    obs.write(Resource::Row { table, key });
+    if let Ok(r) = st.db.find(table, key) {
+        if let Some(h) = st
+            .db
+            .row(table, r)
+            .blocker(db.flavour, pid, LockMode::Update)
+        {
+            let clause = LockClause {
+                mode: LockMode::Update,
+                wait: WaitPolicy::Wait,
+            };
+            let mut w = scan::wait(m, st, pid, table, r, clause, h);
+            if db.flavour.innodb() {
+                w = super::deadlock::innodb_on_wait(m, st, pid, w, obs);
+            }
+            return Ok(match w {
+                Scan::Error(code) => Outcome::Error(code),
+                _ => Outcome::Wait(h),
+            });
+        }
+        if st.db.read(table, r, pid, View::Latest).is_some() {
+            let code = if db.flavour.innodb() { "1062" } else { "23505" };
+            return Ok(Outcome::Error(error_code(code)));
+        }
+    }
+    let r = st.db.insert_slot(table, key);
+    st.db.lock(table, r, pid, LockMode::Update);
+    st.db.write(table, r, pid, Some(row));
+    bump(st, pid);
+    Ok(Outcome::Done(Reply::Count(1)))
+}
+
+fn bump(st: &mut State, pid: Pid) {
+    if let Some(t) = st.procs[pid.index()].txn.as_mut() {
+        t.weight = t.weight.saturating_add(1);
+    }
+}
+
+/// The error an arithmetic overflow raises: 22003 (PostgreSQL, PG-34), 1690 (InnoDB BIGINT).
+fn overflow(f: Flavour) -> crate::world::value::Sym {
+    error_code(if f.innodb() { "1690" } else { "22003" })
+}
+
+/// Checks integer values against their column types: PostgreSQL raises 22003 (PG-34); InnoDB
+/// raises 1264 in strict mode and clips to the limit otherwise (MY-26).
+fn fit(
+    f: Flavour,
+    non_strict: bool,
+    t: &Table,
+    row: &mut [Value],
+) -> Result<(), crate::world::value::Sym> {
+    for (v, col) in row.iter_mut().zip(&t.columns) {
+        let (Value::Int(i), Some((lo, hi))) = (*v, col.ty.range()) else {
+            continue;
+        };
+        if (lo..=hi).contains(&i) {
+            continue;
+        }
+        if !f.innodb() {
+            return Err(error_code("22003"));
+        }
+        if !non_strict {
+            return Err(error_code("1264"));
+        }
+        *v = Value::Int(i.clamp(lo, hi));
+    }
+    Ok(())
+}

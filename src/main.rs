@@ -2,8 +2,30 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use interlock::{Error, Flavour, Model, Options, Verdict};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Writes to stdout; a closed pipe (`interlock list | head`) ends the program quietly instead
+/// of panicking.
+fn write_out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        std::process::exit(0);
+    }
+}
+
+macro_rules! out {
+    ($($arg:tt)*) => { write_out(&format!($($arg)*)) };
+}
+
+macro_rules! outln {
+    ($($arg:tt)*) => { write_out(&format!("{}\n", format!($($arg)*))) };
+}
 
 #[derive(Parser)]
 #[command(
@@ -165,7 +187,7 @@ fn check(
                     let alone = files.len() == 1 && !several;
                     if format == Format::Text && !quiet && (alone || v.trace.is_some() || !v.met())
                     {
-                        println!("{label}: {}\n{}", v.model.name, v.render());
+                        outln!("{label}: {}\n{}", v.model.name, v.render());
                     }
                     rows.push((label, Ok(v)));
                 }
@@ -181,9 +203,9 @@ fn check(
     }
     let single = rows.len() == 1;
     match format {
-        Format::Text if !single || quiet => print!("{}", table(&rows)),
+        Format::Text if !single || quiet => out!("{}", table(&rows)),
         Format::Text => {}
-        Format::Json => println!("{}", json(&rows)),
+        Format::Json => outln!("{}", json(&rows)),
     }
     exit_code(&rows)
 }
@@ -278,15 +300,16 @@ fn list(paths: &[PathBuf]) -> ExitCode {
     };
     let mut bad = false;
     for f in &files {
-        match Model::from_file(f) {
-            Ok(m) => {
-                let expect = match &m.ir().expect {
-                    interlock::ir::Expect::Holds => "holds".to_string(),
-                    interlock::ir::Expect::Violated(n) => format!("violated {n}"),
-                    interlock::ir::Expect::Deadlock => "deadlock".to_string(),
-                    interlock::ir::Expect::Unstated => "nothing".to_string(),
-                };
-                println!("{}\n    {} — expect {expect}", f.display(), m.ir().name);
+        match Model::from_file(f).and_then(|m| m.variants()) {
+            Ok(variants) => {
+                outln!("{}\n    {}", f.display(), variants[0].ir().name);
+                for v in &variants {
+                    let on = match (variants.len(), v.flavour()) {
+                        (1, _) | (_, None) => String::new(),
+                        (_, Some(fl)) => format!(" on {}", fl.name()),
+                    };
+                    outln!("    expect{on}: {}", expectation(&v.ir().expect));
+                }
             }
             Err(e) => {
                 eprint!("{e}");
@@ -309,9 +332,13 @@ fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    println!(
+    outln!(
         "{:<48}  {:>10}  {:>12}  {:>9}  {:>12}",
-        "model", "states", "transitions", "median s", "states/s"
+        "model",
+        "states",
+        "transitions",
+        "median s",
+        "states/s"
     );
     for f in &files {
         let m = match Model::from_file(f) {
@@ -326,7 +353,7 @@ fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
         secs.sort_by(f64::total_cmp);
         let median = secs[secs.len() / 2];
         let st = runs[0].stats;
-        println!(
+        outln!(
             "{:<48}  {:>10}  {:>12}  {:>9.3}  {:>12.0}",
             f.display(),
             st.states,
@@ -336,4 +363,13 @@ fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+fn expectation(e: &interlock::ir::Expect) -> String {
+    match e {
+        interlock::ir::Expect::Holds => "holds".to_string(),
+        interlock::ir::Expect::Violated(n) => format!("violated {n}"),
+        interlock::ir::Expect::Deadlock => "deadlock".to_string(),
+        interlock::ir::Expect::Unstated => "nothing stated".to_string(),
+    }
 }

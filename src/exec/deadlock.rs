@@ -23,6 +23,11 @@ pub(super) fn innodb_on_wait<O: Observer>(
     let Some(cycle) = cycle_through(m, st, pid) else {
         return waiting;
     };
+    let edges = if O::EVENTS {
+        cycle_edges(m, st, &cycle)
+    } else {
+        Vec::new()
+    };
     let weight = |p: Pid| st.procs[p.index()].txn.map_or(0, |t| t.weight);
     let lightest = cycle.iter().map(|&p| weight(p)).min().unwrap_or(0);
     let victim = if weight(pid) == lightest {
@@ -34,11 +39,33 @@ pub(super) fn innodb_on_wait<O: Observer>(
             .min()
             .expect("non-empty")
     };
+    if O::EVENTS {
+        obs.event(Event::Deadlock {
+            cycle: edges,
+            victim,
+        });
+    }
     if victim == pid {
         return Scan::Error(error_code("1213"));
     }
     interrupt(m, st, victim, error_code("1213"), obs);
     waiting
+}
+
+/// The wait edges along a cycle of processes, in order.
+fn cycle_edges(m: &Model, st: &State, cycle: &[Pid]) -> Vec<waits::Edge> {
+    let edges = waits::edges(m, st);
+    cycle
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &p)| {
+            let next = cycle[(i + 1) % cycle.len()];
+            edges
+                .iter()
+                .find(|e| e.waiter == p && e.holder == next)
+                .copied()
+        })
+        .collect()
 }
 
 /// The processes on a wait-for cycle through `pid`, if there is one.
@@ -123,7 +150,13 @@ pub fn pg_check<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Opt
     }
     let mut st = s.clone();
     st.procs[pid.index()].check_in = None;
-    if cycle_through(m, &st, pid).is_some() {
+    if let Some(cycle) = cycle_through(m, &st, pid) {
+        if O::EVENTS {
+            obs.event(Event::Deadlock {
+                cycle: cycle_edges(m, &st, &cycle),
+                victim: pid,
+            });
+        }
         interrupt(m, &mut st, pid, error_code("40P01"), obs);
     }
     Some(st)

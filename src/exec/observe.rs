@@ -78,6 +78,11 @@ pub enum Event {
         table: u16,
         key: Value,
     },
+    /// The database found a wait-for cycle and chose a victim.
+    Deadlock {
+        cycle: Vec<crate::explore::waits::Edge>,
+        victim: Pid,
+    },
     /// A lock wait ended in an error (deadlock victim, lock timeout).
     Interrupted {
         pid: Pid,

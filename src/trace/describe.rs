@@ -85,6 +85,24 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 ms(m, u64::from(*ticks)),
                 ms(m, step.time)
             )),
+            Event::Deadlock { cycle, victim } => {
+                let waits: Vec<String> = cycle
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{} waits for {} ← held by {}",
+                            m.process_name(e.waiter),
+                            wait_name(m, e.wait),
+                            m.process_name(e.holder)
+                        )
+                    })
+                    .collect();
+                world.push(format!(
+                    "deadlock: {}; victim: {}",
+                    waits.join("; "),
+                    m.process_name(*victim)
+                ));
+            }
             Event::Interrupted { pid, code } => world.push(format!(
                 "{}'s statement fails: ERROR {}",
                 m.process_name(*pid),

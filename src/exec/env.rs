@@ -10,7 +10,7 @@ use crate::world::State;
 /// Lets time pass to the next deadline (a process's work or sleep ends, a key expires).
 /// Under `timing bounded` the caller offers this only when no process can step: nothing
 /// observable happens between now and that deadline, so jumping to it loses no behaviour.
-pub fn tick<O: Observer>(s: &State, obs: &mut O) -> Option<State> {
+pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
     let busy = s.procs.iter().filter_map(|p| match p.status {
         Status::Busy(t) => Some(t),
         _ => None,
@@ -25,6 +25,9 @@ pub fn tick<O: Observer>(s: &State, obs: &mut O) -> Option<State> {
         return None; // a timer is due: its transition runs first
     }
     let mut st = s.clone();
+    if m.clock {
+        st.clock += dt;
+    }
     obs.write(Resource::Clock);
     if O::EVENTS {
         obs.event(Event::TimePasses { ticks: dt });

@@ -42,6 +42,7 @@ pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
         Expr::Me => sc.me.map_or(Value::Nil, Value::Pid),
         Expr::Column(c) => sc.row.map_or(Value::Nil, |r| r[*c as usize]),
         Expr::Cell { table, pk, column } => cell(sc, *table, *pk, *column),
+        Expr::Now => now(sc),
         Expr::Key(k) => sc.state.redis.get(*k).map_or(Value::Nil, |k| k.value),
         Expr::Count { group, status } => Value::Int(count(sc, *group, *status)),
         Expr::Status { pid, status } => {
@@ -84,6 +85,21 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
         BinOp::Ge => Ok(Value::Bool(x >= y)),
         BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => unreachable!("handled above"),
     }
+}
+
+/// `now()` in milliseconds: PostgreSQL returns the start of the transaction (PG-33), InnoDB
+/// the start of the statement.
+fn now(sc: &Scope) -> Value {
+    let innodb = sc.model.db.as_ref().is_some_and(|d| d.flavour.innodb());
+    let txn_start = sc
+        .me
+        .and_then(|p| sc.state.procs[p.index()].txn)
+        .map(|t| t.started);
+    let ticks = match txn_start {
+        Some(t) if !innodb => t,
+        _ => sc.state.clock,
+    };
+    Value::Int(i64::from(ticks) * sc.model.tick_ms as i64)
 }
 
 fn cell(sc: &Scope, table: u16, pk: Value, column: u16) -> Value {

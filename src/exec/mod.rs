@@ -53,7 +53,7 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
             if any {
                 None
             } else {
-                env::tick(s, obs)
+                env::tick(m, s, obs)
             }
         }
         Choice::Crash { fault, pid } => env::crash(m, s, fault as usize, pid, obs),
@@ -88,7 +88,7 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
         }
     }
     if out.is_empty() {
-        if let Some(n) = env::tick(s, &mut silent) {
+        if let Some(n) = env::tick(m, s, &mut silent) {
             out.push((Choice::Tick, n));
         }
     }

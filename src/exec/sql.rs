@@ -78,12 +78,14 @@ fn statement<O: Observer>(
     if matches!(stmt, SqlStmt::Commit | SqlStmt::Rollback) {
         return Ok(finish(m, st, pid, matches!(stmt, SqlStmt::Commit), obs));
     }
+    let clock = st.clock;
     let txn = *st.procs[pid.index()].txn.get_or_insert(Txn {
         isolation: db.isolation,
         explicit: false,
         snapshot: None,
         aborted: false,
         weight: 0,
+        started: clock,
     });
     if txn.aborted {
         return Ok(Outcome::Error(error_code("25P02")));

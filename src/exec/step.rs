@@ -329,6 +329,7 @@ pub(super) fn bind(st: &mut State, pid: Pid, into: Option<u16>, v: Value) {
 /// `BEGIN`: opens a transaction at the named level or the database's default. Inside a
 /// transaction it only warns (PostgreSQL), so it changes nothing.
 fn begin(m: &Model, st: &mut State, pid: Pid, isolation: Option<Isolation>) {
+    let clock = st.clock;
     let p = &mut st.procs[pid.index()];
     if p.txn.is_some() {
         return;
@@ -342,6 +343,7 @@ fn begin(m: &Model, st: &mut State, pid: Pid, isolation: Option<Isolation>) {
         snapshot: None,
         aborted: false,
         weight: 0,
+        started: clock,
     });
 }
 

@@ -5,7 +5,9 @@ use super::observe::{Observer, Reply, Resource};
 use super::scan::{self, Scan};
 use super::sql::{schema, Outcome};
 use super::step::scope;
-use crate::ir::{error_code, Expr, Flavour, LockClause, LockMode, Model, Table, WaitPolicy};
+use crate::ir::{
+    error_code, ColumnType, Expr, Flavour, LockClause, LockMode, Model, Table, WaitPolicy,
+};
 use crate::world::db::View;
 use crate::world::process::RunError;
 use crate::world::value::{Pid, Value};
@@ -147,6 +149,16 @@ fn bump(st: &mut State, pid: Pid) {
     }
 }
 
+/// A DATETIME without fractional seconds: MySQL rounds to the nearest second, MariaDB truncates
+/// (MY-25, domain §12).
+fn whole_seconds(f: Flavour, ms: i64) -> i64 {
+    if f == Flavour::Mariadb {
+        ms.div_euclid(1000) * 1000
+    } else {
+        (ms + 500).div_euclid(1000) * 1000
+    }
+}
+
 /// The error an arithmetic overflow raises: 22003 (PostgreSQL, PG-34), 1690 (InnoDB BIGINT).
 fn overflow(f: Flavour) -> crate::world::value::Sym {
     error_code(if f.innodb() { "1690" } else { "22003" })
@@ -161,6 +173,10 @@ fn fit(
     row: &mut [Value],
 ) -> Result<(), crate::world::value::Sym> {
     for (v, col) in row.iter_mut().zip(&t.columns) {
+        if let (Value::Int(ms), ColumnType::Timestamp, true) = (*v, col.ty, f.innodb()) {
+            *v = Value::Int(whole_seconds(f, ms));
+            continue;
+        }
         let (Value::Int(i), Some((lo, hi))) = (*v, col.ty.range()) else {
             continue;
         };

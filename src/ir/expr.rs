@@ -32,8 +32,24 @@ pub enum Expr {
         pid: Pid,
         status: StatusKind,
     },
+    /// `now()`: the time in milliseconds since the model's start (PostgreSQL: when the
+    /// transaction began, PG-33; InnoDB: when the statement began).
+    Now,
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// Whether the expression reads the clock.
+    #[must_use]
+    pub fn reads_clock(&self) -> bool {
+        match self {
+            Expr::Now => true,
+            Expr::Unary(_, a) => a.reads_clock(),
+            Expr::Binary(_, a, b) => a.reads_clock() || b.reads_clock(),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -63,6 +63,9 @@ pub struct Model {
     pub tick_ms: u64,
     /// Interned strings (Redis keys, string literals, return outcomes); index = [`Sym`].
     pub symbols: Vec<String>,
+    /// Some expression reads the clock (`now()`): the state then carries the time since the
+    /// start; otherwise it carries none, so states that differ only in time are one state.
+    pub clock: bool,
 }
 
 /// The database: one flavour, its default isolation level, its tables, its settings.
@@ -159,6 +162,10 @@ pub enum ColumnType {
     /// `bigint`: 64-bit signed.
     BigInt,
     Text,
+    /// `timestamp` / `datetime`: milliseconds since the model's start. PostgreSQL keeps
+    /// microseconds (so every millisecond); InnoDB without a precision keeps whole seconds
+    /// (MY-25: MySQL rounds, MariaDB truncates).
+    Timestamp,
 }
 
 impl ColumnType {
@@ -168,7 +175,7 @@ impl ColumnType {
         match self {
             ColumnType::Int => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
             ColumnType::BigInt => Some((i64::MIN, i64::MAX)),
-            ColumnType::Text => None,
+            ColumnType::Text | ColumnType::Timestamp => None,
         }
     }
 }
@@ -294,6 +301,32 @@ pub fn error_code(code: &str) -> Sym {
 }
 
 impl Model {
+    /// Whether any process expression reads the clock (`now()`).
+    #[must_use]
+    pub fn reads_clock(&self) -> bool {
+        fn op_reads(op: &Op) -> bool {
+            match &op.kind {
+                OpKind::Sql { stmt, .. } => match stmt {
+                    SqlStmt::Select { filter, .. } | SqlStmt::Delete { filter, .. } => {
+                        filter.as_ref().is_some_and(Expr::reads_clock)
+                    }
+                    SqlStmt::Update { sets, filter, .. } => {
+                        sets.iter().any(|(_, e)| e.reads_clock())
+                            || filter.as_ref().is_some_and(Expr::reads_clock)
+                    }
+                    SqlStmt::Insert { values, .. } => values.iter().any(Expr::reads_clock),
+                    _ => false,
+                },
+                OpKind::Assign { expr, .. } | OpKind::SetGhost { expr, .. } => expr.reads_clock(),
+                OpKind::Atomic { body } => body.iter().any(op_reads),
+                _ => false,
+            }
+        }
+        self.groups
+            .iter()
+            .any(|g| g.program.ops.iter().any(op_reads))
+    }
+
     /// The display name of a process: `buyer[0]`, or `buyer` for a group of one.
     #[must_use]
     pub fn process_name(&self, pid: Pid) -> String {

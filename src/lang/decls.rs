@@ -334,12 +334,21 @@ impl Parser<'_> {
     }
 
     fn column_type(&mut self) -> PResult<ColumnType> {
-        const TYPES: [&str; 5] = ["int", "integer", "bigint", "text", "varchar"];
+        const TYPES: [&str; 7] = [
+            "int",
+            "integer",
+            "bigint",
+            "text",
+            "varchar",
+            "timestamp",
+            "datetime",
+        ];
         let ty = self.name("a column type (`int`, `bigint` or `text`)")?;
         let ty = match ty.text.to_ascii_lowercase().as_str() {
             "int" | "integer" => ColumnType::Int,
             "bigint" => ColumnType::BigInt,
             "text" | "varchar" => ColumnType::Text,
+            "timestamp" | "datetime" => ColumnType::Timestamp,
             _ => {
                 let hint = suggest::hint(&ty.text, TYPES, "column types are", "");
                 let msg = format!("unknown column type \"{}\"", ty.text);

@@ -54,7 +54,8 @@ pub fn parse_with(
         let mut p = parser::Parser::new(source, tokens, &mut diags);
         decls::parse_file(&mut p)
     };
-    let model = lower::lower(origin, source, &decls, opts, &mut diags);
+    let mut model = lower::lower(origin, source, &decls, opts, &mut diags);
+    model.clock = model.reads_clock();
     if diags.is_empty() {
         Ok(model)
     } else {

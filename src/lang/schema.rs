@@ -189,7 +189,10 @@ fn typed(cx: &mut Cx, lit: &Lit, column: &Column) -> bool {
     let fits = matches!(
         (&lit.kind, column.ty),
         (LitKind::Null, _)
-            | (LitKind::Int(_), ColumnType::Int | ColumnType::BigInt)
+            | (
+                LitKind::Int(_),
+                ColumnType::Int | ColumnType::BigInt | ColumnType::Timestamp
+            )
             | (LitKind::Str(_), ColumnType::Text)
     );
     if !fits {

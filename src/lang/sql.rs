@@ -726,6 +726,7 @@ impl SqlLower<'_, '_, '_> {
                 Some(Expr::Binary(op, Box::new(l?), Box::new(r?)))
             }
             sq::Expr::UnaryOp { op, expr } => self.unary(table, *op, expr, span),
+            sq::Expr::Function(f) => self.function(f, span),
             _ => self.unsupported(&format!("the expression `{e}`"), span),
         }
     }
@@ -755,6 +756,32 @@ impl SqlLower<'_, '_, '_> {
             });
         }
         Some(folded.unwrap_or(Expr::Lit(Value::Bool(negated))))
+    }
+
+    /// `now()` and `current_timestamp`, the only functions modelled.
+    fn function(&mut self, f: &sq::Function, span: Span) -> Option<Expr> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let no_args = match &f.args {
+            sq::FunctionArguments::None => true,
+            sq::FunctionArguments::List(l) => l.args.is_empty(),
+            sq::FunctionArguments::Subquery(_) => false,
+        };
+        if no_args
+            && matches!(
+                name.as_str(),
+                "now" | "current_timestamp" | "localtimestamp"
+            )
+        {
+            return Some(Expr::Now);
+        }
+        let d = Diagnostic::new(
+            format!("the function `{f}` is not supported yet"),
+            span,
+            "here",
+        )
+        .with_hint("the clock is read with `now()`; other functions are not modelled");
+        self.cx.report(d);
+        None
     }
 
     fn unary(&mut self, table: u16, op: UnaryOperator, e: &sq::Expr, span: Span) -> Option<Expr> {

@@ -22,6 +22,8 @@ pub struct State {
     pub ghosts: Vec<i64>,
     /// How often each fault has been injected.
     pub faults_used: Vec<u8>,
+    /// Ticks since the start, kept only when the model reads the clock (`Model::clock`).
+    pub clock: u32,
 }
 
 impl State {
@@ -44,6 +46,7 @@ impl State {
             mutexes: vec![Lock::default(); m.instances.len() * m.mutexes.len()],
             ghosts: m.ghosts.iter().map(|g| g.init).collect(),
             faults_used: vec![0; m.faults.len()],
+            clock: 0,
         }
     }
 

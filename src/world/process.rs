@@ -39,6 +39,8 @@ pub struct Txn {
     pub aborted: bool,
     /// InnoDB's measure for choosing a deadlock victim: rows changed plus rows locked.
     pub weight: u16,
+    /// The clock when it began (PostgreSQL's `now()`, PG-33); 0 when the model has no clock.
+    pub started: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -129,14 +129,19 @@ pub(super) fn interrupt<O: Observer>(m: &Model, st: &mut State, pid: Pid, code: 
     }
 }
 
-/// Whether `pid` waits for a row lock it has not been granted yet.
+/// Whether `pid` waits for a row lock it has not been granted yet, or for a gap lock to go.
 #[must_use]
 pub fn blocked_on_row(st: &State, pid: Pid) -> bool {
-    match st.procs[pid.index()].status {
+    let p = &st.procs[pid.index()];
+    match p.status {
         Status::Waiting(Wait::Row { table, key, mode }) => st
             .db
             .find(table, key)
             .is_ok_and(|r| st.db.row(table, r).held_by(pid).is_none_or(|h| h > mode)),
+        Status::Waiting(Wait::Gap { table, key }) => p
+            .candidates
+            .as_deref()
+            .is_some_and(|row| st.db.gap_blocker(table, pid, key, row).is_some()),
         _ => false,
     }
 }

@@ -8,7 +8,7 @@ use super::observe::{Event, Observer, Resource};
 use super::sql::{matches, schema, snapshot, sort};
 use super::step::scope;
 use crate::ir::{error_code, BinOp, Expr, Flavour, Isolation, LockClause, Model, WaitPolicy};
-use crate::world::db::View;
+use crate::world::db::{GapRange, View};
 use crate::world::process::{RunError, Status, Wait};
 use crate::world::value::{Pid, Sym, Value};
 use crate::world::State;
@@ -259,6 +259,9 @@ fn innodb<O: Observer>(
         }
         r += 1;
     }
+    if !rc {
+        lock_gaps(st, pid, table, &path);
+    }
     if let Kind::Select { order, .. } = kind {
         let pk = db.tables[table as usize].pk;
         let mut rows: Vec<Box<[Value]>> = out
@@ -272,6 +275,34 @@ fn innodb<O: Observer>(
             .collect();
     }
     Ok(Scan::Rows(out))
+}
+
+/// InnoDB RR/SERIALIZABLE: the gaps a finished scan leaves locked (MY-11, MY-12): every gap
+/// after a full scan, the gap of each unique key searched and not found, the gaps around the
+/// records of an index value. They block inserts by others, never reads or other gap locks.
+fn lock_gaps(st: &mut State, pid: Pid, table: u16, path: &Path) {
+    let ranges: Vec<GapRange> = match path {
+        Path::Full => vec![GapRange::All],
+        Path::Keys(keys) => keys
+            .iter()
+            .filter(|&&k| {
+                st.db
+                    .find(table, k)
+                    .map_or(true, |r| st.db.row(table, r).latest().is_none())
+            })
+            .map(|&k| {
+                let (lo, hi) = st.db.neighbours(table, k);
+                GapRange::Between(lo, hi)
+            })
+            .collect(),
+        Path::Index(c, v) => vec![GapRange::Value {
+            column: *c as u16,
+            value: *v,
+        }],
+    };
+    for range in ranges {
+        st.db.lock_gap(table, pid, range);
+    }
 }
 
 fn bump_weight(st: &mut State, pid: Pid) {

@@ -27,7 +27,9 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
     match p.status {
         Status::Ready => true,
         Status::Waiting(Wait::Mutex(l)) => s.mutexes[l as usize].held_by(pid),
-        Status::Waiting(Wait::Row { .. }) => !super::deadlock::blocked_on_row(s, pid),
+        Status::Waiting(Wait::Row { .. } | Wait::Gap { .. }) => {
+            !super::deadlock::blocked_on_row(s, pid)
+        }
         Status::Waiting(Wait::Await { .. }) => match &m.program(pid).ops[p.pc as usize].kind {
             OpKind::AwaitRedis { cmd, .. } => redis_ops::would_succeed(s, cmd),
             _ => false,
@@ -73,7 +75,7 @@ fn run<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) -> Result<
                 Flow::Jump(t) => p.pc = t,
             }
             p.status = Status::Ready;
-            (p.check_in, p.timeout_in) = (None, None);
+            (p.check_in, p.timeout_in, p.candidates) = (None, None, None);
             continue;
         }
         if !local(m, st, pid, op, obs)? {

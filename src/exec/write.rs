@@ -9,7 +9,7 @@ use crate::ir::{
     error_code, ColumnType, Expr, Flavour, LockClause, LockMode, Model, Table, WaitPolicy,
 };
 use crate::world::db::View;
-use crate::world::process::RunError;
+use crate::world::process::{RunError, Status, Wait};
 use crate::world::value::{Pid, Value};
 use crate::world::State;
 
@@ -112,6 +112,9 @@ pub(super) fn insert<O: Observer>(
     }
     let key = row[t.pk];
     obs.write(Resource::Row { table, key });
+    if let Some(h) = st.db.gap_blocker(table, pid, key, &row) {
+        return Ok(gap_wait(m, st, pid, table, key, row, h, obs));
+    }
     if let Ok(r) = st.db.find(table, key) {
         if let Some(h) = st
             .db
@@ -141,6 +144,34 @@ pub(super) fn insert<O: Observer>(
     st.db.write(table, r, pid, Some(row));
     bump(st, pid);
     Ok(Outcome::Done(Reply::Count(1)))
+}
+
+/// An INSERT into a gap another transaction holds waits for it (insert intention, MY-16),
+/// with InnoDB's immediate deadlock check.
+#[allow(clippy::too_many_arguments)] // one INSERT's parts
+fn gap_wait<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    table: u16,
+    key: Value,
+    row: Box<[Value]>,
+    holder: Pid,
+    obs: &mut O,
+) -> Outcome {
+    let db = schema(m);
+    let timeout = db
+        .settings
+        .innodb_lock_wait_timeout
+        .unwrap_or(50_000u64.div_ceil(m.tick_ms.max(1)) as u32);
+    let p = &mut st.procs[pid.index()];
+    p.status = Status::Waiting(Wait::Gap { table, key });
+    p.candidates = Some(row);
+    p.timeout_in = Some(timeout);
+    match super::deadlock::innodb_on_wait(m, st, pid, Scan::Wait(holder), obs) {
+        Scan::Error(code) => Outcome::Error(code),
+        _ => Outcome::Wait(holder),
+    }
 }
 
 fn bump(st: &mut State, pid: Pid) {

@@ -40,6 +40,18 @@ pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
                         .collect()
                 })
             }
+            Wait::Gap { table, key } => {
+                let row = p.candidates.as_deref().unwrap_or(&[]);
+                let mut owners: Vec<Pid> =
+                    s.db.gaps
+                        .iter()
+                        .filter(|g| g.table == table && g.owner != waiter)
+                        .filter(|g| !row.is_empty() && g.range.covers(key, row))
+                        .map(|g| g.owner)
+                        .collect();
+                owners.dedup();
+                owners
+            }
             Wait::Await { .. } => await_owner(m, s, waiter).into_iter().collect(),
         };
         for holder in holders.into_iter().filter(|&h| h != waiter) {

@@ -211,6 +211,7 @@ pub fn wait_name(m: &Model, w: Wait) -> String {
             let (inst, mutex) = (l as usize / n, l as usize % n);
             format!("mutex {} on {}", m.mutexes[mutex], m.instances[inst])
         }
+        Wait::Gap { table, key } => format!("the gap where {} goes", row_name(m, table, key)),
         Wait::Await { key } => format!("key {}", m.symbol(key)),
     }
 }

@@ -15,6 +15,38 @@ pub struct Db {
     pub tables: Vec<Vec<Row>>,
     /// The number of the newest commit; a snapshot taken now sees versions numbered ≤ this.
     pub seq: u32,
+    /// InnoDB gap locks, sorted: they block only inserts by other transactions (MY-10).
+    pub gaps: Vec<Gap>,
+}
+
+/// An InnoDB gap lock: who holds it and which inserts it blocks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Gap {
+    pub table: u16,
+    pub owner: Pid,
+    pub range: GapRange,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GapRange {
+    /// Every gap of the table, the supremum included (a full scan at RR, MY-13).
+    All,
+    /// The gap between two neighbouring keys, exclusive (a unique search that found nothing).
+    Between(Option<Value>, Option<Value>),
+    /// The gaps around the records of a secondary index value: inserts with that value.
+    Value { column: u16, value: Value },
+}
+
+impl GapRange {
+    /// Whether inserting a row with `key` and `values` falls in this gap.
+    #[must_use]
+    pub fn covers(&self, key: Value, values: &[Value]) -> bool {
+        match self {
+            GapRange::All => true,
+            GapRange::Between(lo, hi) => lo.is_none_or(|l| l < key) && hi.is_none_or(|h| key < h),
+            GapRange::Value { column, value } => values[*column as usize] == *value,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -125,7 +157,11 @@ impl Db {
                     .collect()
             })
             .collect();
-        Db { tables, seq: 0 }
+        Db {
+            tables,
+            seq: 0,
+            gaps: Vec::new(),
+        }
     }
 
     #[must_use]
@@ -181,6 +217,40 @@ impl Db {
         }
         row.locks.held.retain(|&(h, _)| h != pid);
         self.grant(flavour, t, r)
+    }
+
+    /// Records a gap lock (InnoDB RR/SERIALIZABLE scans).
+    pub fn lock_gap(&mut self, table: u16, owner: Pid, range: GapRange) {
+        let g = Gap {
+            table,
+            owner,
+            range,
+        };
+        if let Err(i) = self.gaps.binary_search(&g) {
+            self.gaps.insert(i, g);
+        }
+    }
+
+    /// The first transaction other than `pid` holding a gap lock that blocks inserting `key`
+    /// with `values` into `table` (the insert-intention lock waits for it, MY-16).
+    #[must_use]
+    pub fn gap_blocker(&self, table: u16, pid: Pid, key: Value, values: &[Value]) -> Option<Pid> {
+        self.gaps
+            .iter()
+            .find(|g| g.table == table && g.owner != pid && g.range.covers(key, values))
+            .map(|g| g.owner)
+    }
+
+    /// The keys either side of where `key` is or would be: the bounds of its gap.
+    #[must_use]
+    pub fn neighbours(&self, table: u16, key: Value) -> (Option<Value>, Option<Value>) {
+        let rows = &self.tables[table as usize];
+        let (below, above) = match self.find(table, key) {
+            Ok(r) => (r, r + 1),
+            Err(r) => (r, r),
+        };
+        let lo = below.checked_sub(1).map(|i| rows[i].key);
+        (lo, rows.get(above).map(|r| r.key))
     }
 
     /// Takes `pid` out of row `r`'s queue (its wait ended without the lock).
@@ -244,6 +314,7 @@ impl Db {
                 }
             }
         }
+        self.gaps.retain(|g| g.owner != pid);
         let mut grants = Vec::new();
         for (t, r) in touched {
             grants.extend(self.grant(flavour, t, r));

@@ -12,8 +12,9 @@ pub struct Proc {
     /// The open database transaction: explicit (`begin`) or the one of an autocommit statement
     /// that is waiting.
     pub txn: Option<Txn>,
-    /// Rows a waiting PostgreSQL statement matched in its snapshot (PG-17: the re-check after
-    /// the wait never finds new rows), by key.
+    /// A waiting statement's own data: the keys a PostgreSQL statement matched in its
+    /// snapshot (PG-17: the re-check after the wait never finds new rows), or the row a
+    /// waiting INSERT will insert.
     pub candidates: Option<Box<[Value]>>,
     /// An error delivered while it waited (deadlock victim, lock timeout): its statement fails
     /// with it when the process next steps.
@@ -71,6 +72,9 @@ pub enum Wait {
         key: Value,
         mode: LockMode,
     },
+    /// An INSERT of `key` into a gap another transaction has locked (InnoDB); the row being
+    /// inserted is kept in `Proc::candidates`. Resumes when no such gap lock is left.
+    Gap { table: u16, key: Value },
     /// `await CMD` on `key`: resumes when the command's reply would be truthy.
     Await { key: Sym },
 }

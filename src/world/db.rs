@@ -345,6 +345,9 @@ impl Db {
     ///
     /// `snapshots` are the commit numbers of every live snapshot; they are renumbered too.
     pub fn normalise(&mut self, snapshots: &mut [&mut u32]) {
+        if snapshots.is_empty() {
+            return self.forget_history();
+        }
         for rows in &mut self.tables {
             for row in rows.iter_mut() {
                 prune(row, snapshots);
@@ -356,26 +359,44 @@ impl Db {
                     || row.versions.iter().any(|(_, v)| v.is_some())
             });
         }
-        let mut seqs: Vec<u32> = self
-            .tables
-            .iter()
-            .flatten()
-            .flat_map(|r| r.versions.iter().map(|(s, _)| *s))
-            .chain(snapshots.iter().map(|s| **s))
-            .chain(std::iter::once(0))
-            .collect();
-        seqs.sort_unstable();
-        seqs.dedup();
-        let rank = |s: u32| seqs.binary_search(&s).expect("collected") as u32;
+        // What matters of a commit number is only where it falls among the live snapshots:
+        // with snapshots s1 < … < sk, a version becomes 2·#{sj < v} and sj becomes 2j − 1,
+        // which keeps every "v ≤ s" and "v > s" and forgets the rest.
+        let mut snaps: Vec<u32> = snapshots.iter().map(|s| **s).collect();
+        snaps.sort_unstable();
+        snaps.dedup();
+        let below = |v: u32| snaps.partition_point(|&s| s < v) as u32;
         for row in self.tables.iter_mut().flatten() {
-            for (s, _) in &mut row.versions {
-                *s = rank(*s);
+            for (v, _) in &mut row.versions {
+                *v = 2 * below(*v);
             }
         }
         for s in snapshots.iter_mut() {
-            **s = rank(**s);
+            **s = 2 * below(**s) + 1;
         }
-        self.seq = seqs.len() as u32 - 1;
+        self.seq = 2 * snaps.len() as u32;
+    }
+}
+
+impl Db {
+    /// With no snapshot alive only the newest versions matter: every row keeps its newest
+    /// version, numbered 0.
+    fn forget_history(&mut self) {
+        for rows in &mut self.tables {
+            rows.retain_mut(|row| {
+                if row.versions.len() > 1 {
+                    row.versions.drain(..row.versions.len() - 1);
+                }
+                if let Some((s, _)) = row.versions.last_mut() {
+                    *s = 0;
+                }
+                row.pending.is_some()
+                    || !row.locks.held.is_empty()
+                    || !row.locks.queue.is_empty()
+                    || row.versions.iter().any(|(_, v)| v.is_some())
+            });
+        }
+        self.seq = 0;
     }
 }
 

@@ -107,7 +107,8 @@ pub(super) fn interrupt<O: Observer>(m: &Model, st: &mut State, pid: Pid, code: 
     let flavour = schema(m).flavour;
     if let Status::Waiting(Wait::Row { table, key, .. }) = st.procs[pid.index()].status {
         if let Ok(r) = st.db.find(table, key) {
-            st.db.dequeue(table, r, pid);
+            let grants = st.db.dequeue(flavour, table, r, pid);
+            super::sql::announce(st, &grants, obs);
         }
     }
     let whole = !flavour.innodb() || code == error_code("1213");

@@ -2,25 +2,34 @@
 
 use super::observe::{Event, Observer, Resource};
 use super::sql;
-use crate::ir::Model;
+use crate::ir::{FaultKind, Model};
 use crate::world::process::Status;
 use crate::world::value::Pid;
 use crate::world::State;
 
-/// Lets time pass to the next deadline (a process's work or sleep ends, a key expires).
-/// Under `timing bounded` the caller offers this only when no process can step: nothing
-/// observable happens between now and that deadline, so jumping to it loses no behaviour.
+/// Lets time pass to the next deadline (work or sleep ends, a key expires, a timer or a
+/// watchdog is due, a pause may end at the latest). Under `timing bounded` the caller offers
+/// this only when no process can step: nothing observable happens between now and that
+/// deadline, so jumping to it loses no behaviour. A paused process's work and watchdog stand
+/// still; server-side timers run on.
 pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
-    let busy = s.procs.iter().filter_map(|p| match p.status {
-        Status::Busy(t) => Some(t),
-        _ => None,
+    let frozen = |p: &crate::world::process::Proc| p.paused.is_some();
+    let local = s.procs.iter().filter(|p| !frozen(p)).flat_map(|p| {
+        let busy = match p.status {
+            Status::Busy(t) => Some(t),
+            _ => None,
+        };
+        [busy, p.watchdog.map(|w| w.next_in)]
     });
-    let timers = s
+    let server = s
         .procs
         .iter()
-        .flat_map(|p| [p.check_in, p.timeout_in])
-        .flatten();
-    let dt = busy.chain(timers).chain(s.redis.next_expiry()).min()?;
+        .flat_map(|p| [p.check_in, p.timeout_in, p.paused]);
+    let dt = local
+        .chain(server)
+        .flatten()
+        .chain(s.redis.next_expiry())
+        .min()?;
     if dt == 0 {
         return None; // a timer is due: its transition runs first
     }
@@ -33,8 +42,17 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
         obs.event(Event::TimePasses { ticks: dt });
     }
     for (i, p) in st.procs.iter_mut().enumerate() {
-        for t in [&mut p.check_in, &mut p.timeout_in].into_iter().flatten() {
+        for t in [&mut p.check_in, &mut p.timeout_in, &mut p.paused]
+            .into_iter()
+            .flatten()
+        {
             *t -= dt;
+        }
+        if p.paused.is_some() {
+            continue;
+        }
+        if let Some(w) = &mut p.watchdog {
+            w.next_in -= dt;
         }
         if let Status::Busy(t) = &mut p.status {
             *t -= dt;
@@ -55,10 +73,8 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
     Some(st)
 }
 
-/// Crashes the instance `pid` runs on: every live process there stops for good, its
-/// transaction aborts and its row locks go (the connection closes), the instance's mutexes
-/// vanish with its memory; Redis keys stay until their TTL.
-pub fn crash<O: Observer>(
+/// Injects fault number `fault` into `pid`, if its budget, group and region allow.
+pub fn fault<O: Observer>(
     m: &Model,
     s: &State,
     fault: usize,
@@ -66,34 +82,113 @@ pub fn crash<O: Observer>(
     obs: &mut O,
 ) -> Option<State> {
     let f = &m.faults[fault];
-    let p = &m.processes[pid.index()];
+    let p = &s.procs[pid.index()];
+    // A process working or sleeping is inside the delay op it started (its pc moved past it).
+    let at = match p.status {
+        Status::Busy(_) => p.pc.saturating_sub(1),
+        _ => p.pc,
+    };
+    let inside = f.during.is_none_or(|(a, b)| (a..b).contains(&at));
     if s.faults_used[fault] >= f.budget
-        || p.group != f.group
-        || s.procs[pid.index()].status.finished()
+        || m.processes[pid.index()].group != f.group
+        || p.status.finished()
+        || p.paused.is_some()
+        || !inside
     {
         return None;
     }
     let mut st = s.clone();
     st.faults_used[fault] += 1;
-    let inst = p.instance;
+    obs.write(Resource::Process(pid));
+    match f.kind {
+        FaultKind::Crash => crash(m, &mut st, pid, obs),
+        FaultKind::Pause { max } => {
+            st.procs[pid.index()].paused = Some(max);
+            if O::EVENTS {
+                obs.event(Event::Paused { pid, paused: true });
+            }
+        }
+        FaultKind::Hang => {
+            st.procs[pid.index()].status = Status::Hung;
+            if O::EVENTS {
+                obs.event(Event::Hung { pid });
+            }
+        }
+    }
+    st.normalise();
+    Some(st)
+}
+
+/// A paused process goes on where it stopped, unaware of the time that passed.
+pub fn resume<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
+    s.procs[pid.index()].paused?;
+    let mut st = s.clone();
+    st.procs[pid.index()].paused = None;
+    obs.write(Resource::Process(pid));
+    if O::EVENTS {
+        obs.event(Event::Paused { pid, paused: false });
+    }
+    Some(st)
+}
+
+/// A due watchdog renewal, one atomic script: if the key still holds the owner's id, reset
+/// its TTL to the lease; otherwise stop renewing (WD-3). A hung owner's watchdog runs on; a
+/// paused owner's does not.
+pub fn renew<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
+    let p = &s.procs[pid.index()];
+    let w = p
+        .watchdog
+        .filter(|w| w.next_in == 0 && p.paused.is_none())?;
+    let mut st = s.clone();
+    obs.write(Resource::Key(w.key));
+    let owned = st
+        .redis
+        .get(w.key)
+        .is_some_and(|k| k.value == crate::world::value::Value::Pid(pid));
+    let p = &mut st.procs[pid.index()];
+    if owned {
+        st.redis.expire(w.key, w.lease);
+        p.watchdog = Some(crate::world::process::Watchdog {
+            next_in: w.lease / 3,
+            ..w
+        });
+    } else {
+        p.watchdog = None;
+    }
+    if O::EVENTS {
+        obs.event(Event::Renewal {
+            pid,
+            key: w.key,
+            renewed: owned,
+        });
+    }
+    Some(st)
+}
+
+/// Crashes the instance `pid` runs on: every live process there stops for good, its
+/// transaction aborts and its row locks go (the connection closes), the instance's mutexes
+/// and watchdogs vanish with its memory; Redis keys stay until their TTL.
+fn crash<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) {
+    let inst = m.processes[pid.index()].instance;
     for q in 0..m.processes.len() {
         let qid = Pid(q as u16);
-        if m.processes[q].instance != inst || st.procs[q].status.finished() {
+        let p = &st.procs[q];
+        let hung = p.status == Status::Hung;
+        if m.processes[q].instance != inst || (p.status.finished() && !hung) {
             continue;
         }
         obs.write(Resource::Process(qid));
         if O::EVENTS {
             obs.event(Event::Crashed { pid: qid });
         }
-        sql::end_txn(m, &mut st, qid, false, obs);
+        sql::end_txn(m, st, qid, false, obs);
         let p = &mut st.procs[q];
         p.status = Status::Crashed;
         (p.check_in, p.timeout_in, p.candidates, p.error) = (None, None, None, None);
+        (p.paused, p.watchdog) = (None, None);
     }
     let n = m.mutexes.len();
     for l in &mut st.mutexes[inst * n..(inst + 1) * n] {
         *l = crate::world::lock::Lock::default();
     }
-    st.normalise();
-    Some(st)
 }

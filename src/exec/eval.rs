@@ -46,7 +46,7 @@ pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
         Expr::Key(k) => sc.state.redis.get(*k).map_or(Value::Nil, |k| k.value),
         Expr::Count { group, status } => Value::Int(count(sc, *group, *status)),
         Expr::Status { pid, status } => {
-            Value::Bool(kind(sc.state.procs[pid.index()].status) == *status)
+            Value::Bool(proc_kind(&sc.state.procs[pid.index()]) == *status)
         }
         Expr::Unary(UnOp::Not, a) => Value::Bool(!eval(a, sc)?.truthy()),
         Expr::Unary(UnOp::Neg, a) => match eval(a, sc)? {
@@ -115,8 +115,18 @@ fn count(sc: &Scope, group: u16, status: StatusKind) -> i64 {
         .processes
         .iter()
         .zip(&sc.state.procs)
-        .filter(|(p, q)| p.group == group as usize && kind(q.status) == status)
+        .filter(|(p, q)| p.group == group as usize && proc_kind(q) == status)
         .count() as i64
+}
+
+/// A process's status as properties name it; a paused process is `paused`.
+#[must_use]
+pub fn proc_kind(p: &crate::world::process::Proc) -> StatusKind {
+    if p.paused.is_some() {
+        StatusKind::Paused
+    } else {
+        kind(p.status)
+    }
 }
 
 /// The status as properties name it.
@@ -127,6 +137,7 @@ pub fn kind(s: Status) -> StatusKind {
         Status::Waiting(_) => StatusKind::Waiting,
         Status::Done(_) => StatusKind::Done,
         Status::Errored(_) => StatusKind::Failed,
+        Status::Hung => StatusKind::Hung,
         Status::Crashed | Status::Failed(_) => StatusKind::Crashed,
     }
 }

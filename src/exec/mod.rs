@@ -27,8 +27,12 @@ pub enum Choice {
     Timeout(Pid),
     /// Time passes to the next deadline.
     Tick,
+    /// A watchdog's renewal is due.
+    Renew(Pid),
+    /// A paused process goes on.
+    Resume(Pid),
     /// The environment injects fault number `fault` into `pid`.
-    Crash { fault: u16, pid: Pid },
+    Fault { fault: u16, pid: Pid },
 }
 
 impl Choice {
@@ -56,7 +60,9 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
                 env::tick(m, s, obs)
             }
         }
-        Choice::Crash { fault, pid } => env::crash(m, s, fault as usize, pid, obs),
+        Choice::Renew(p) => env::renew(s, p, obs),
+        Choice::Resume(p) => env::resume(s, p, obs),
+        Choice::Fault { fault, pid } => env::fault(m, s, fault as usize, pid, obs),
     }
 }
 
@@ -86,6 +92,17 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
                 out.push((Choice::Timeout(pid), n));
             }
         }
+        if q.watchdog.is_some_and(|w| w.next_in == 0) {
+            if let Some(n) = env::renew(s, pid, &mut silent) {
+                out.push((Choice::Renew(pid), n));
+            }
+        }
+        // A pause that reached its longest possible length must end now.
+        if q.paused == Some(0) {
+            if let Some(n) = env::resume(s, pid, &mut silent) {
+                out.push((Choice::Resume(pid), n));
+            }
+        }
     }
     if out.is_empty() {
         if let Some(n) = env::tick(m, s, &mut silent) {
@@ -93,12 +110,21 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
         }
     }
     let progress = out.len();
+    // A pause may also end earlier, at any moment: the environment chooses.
+    for p in 0..s.procs.len() {
+        if s.procs[p].paused.is_some_and(|t| t > 0) {
+            let pid = Pid(p as u16);
+            if let Some(n) = env::resume(s, pid, &mut silent) {
+                out.push((Choice::Resume(pid), n));
+            }
+        }
+    }
     for (f, fault) in m.faults.iter().enumerate() {
         if s.faults_used[f] >= fault.budget {
             continue;
         }
         for p in 0..s.procs.len() {
-            let c = Choice::Crash {
+            let c = Choice::Fault {
                 fault: f as u16,
                 pid: Pid(p as u16),
             };

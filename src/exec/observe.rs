@@ -102,6 +102,32 @@ pub enum Event {
         value: Value,
         ttl: Option<u32>,
     },
+    /// A watchdog started (or stopped) renewing a key.
+    Watchdog {
+        key: Sym,
+        running: bool,
+    },
+    /// A watchdog renewal: the key held the owner's id and got its lease back (`renewed`), or
+    /// it did not and the watchdog stopped.
+    Renewal {
+        pid: Pid,
+        key: Sym,
+        renewed: bool,
+    },
+    /// A pause fault froze the process (`true`) or it went on (`false`).
+    Paused {
+        pid: Pid,
+        paused: bool,
+    },
+    /// A hang fault stopped the process for good, its connections open.
+    Hung {
+        pid: Pid,
+    },
+    /// `PEXPIRE` set a key's TTL.
+    KeyTtl {
+        key: Sym,
+        ttl: u32,
+    },
     KeyDeleted {
         key: Sym,
     },

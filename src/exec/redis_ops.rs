@@ -43,6 +43,43 @@ pub(super) fn run<O: Observer>(
             obs.read(Resource::Key(*key));
             st.redis.get(*key).map_or(Value::Nil, |k| k.value)
         }
+        RedisCmd::Pexpire { key, ttl } => {
+            obs.write(Resource::Key(*key));
+            obs.read(Resource::Clock);
+            let found = st.redis.expire(*key, *ttl);
+            if found && O::EVENTS {
+                obs.event(Event::KeyTtl {
+                    key: *key,
+                    ttl: *ttl,
+                });
+            }
+            Value::Int(i64::from(found))
+        }
+        RedisCmd::Pttl { key } => {
+            obs.read(Resource::Key(*key));
+            obs.read(Resource::Clock);
+            Value::Int(match st.redis.get(*key) {
+                None => -2,
+                Some(k) => k.ttl.map_or(-1, |t| i64::from(t) * m.tick_ms as i64),
+            })
+        }
+        RedisCmd::Incr { key } => {
+            obs.write(Resource::Key(*key));
+            let next = match st.redis.get(*key).map(|k| k.value) {
+                None => 1,
+                Some(Value::Int(i)) => i.checked_add(1).ok_or(RunError::Overflow)?,
+                Some(_) => return Err(RunError::Type),
+            };
+            st.redis.incr(*key, Value::Int(next));
+            if O::EVENTS {
+                obs.event(Event::KeySet {
+                    key: *key,
+                    value: Value::Int(next),
+                    ttl: st.redis.get(*key).and_then(|k| k.ttl),
+                });
+            }
+            Value::Int(next)
+        }
         RedisCmd::Del { key } => {
             obs.write(Resource::Key(*key));
             let n = st.redis.del(*key);
@@ -68,7 +105,8 @@ pub fn would_succeed(s: &State, cmd: &RedisCmd) -> bool {
     match cmd {
         RedisCmd::Set { key, nx, .. } => !*nx || s.redis.get(*key).is_none(),
         RedisCmd::Get { key } => s.redis.get(*key).is_some_and(|k| k.value.truthy()),
-        RedisCmd::Del { key } => s.redis.get(*key).is_some(),
+        RedisCmd::Del { key } | RedisCmd::Pexpire { key, .. } => s.redis.get(*key).is_some(),
+        RedisCmd::Pttl { .. } | RedisCmd::Incr { .. } => true,
     }
 }
 

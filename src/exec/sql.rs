@@ -6,7 +6,7 @@ use super::scan::{self, Kind, Scan};
 use super::step::{scope, Flow};
 use crate::ir::{error_code, Db as Schema, Expr, LockClause, LockMode, Model, OnError, SqlStmt};
 use crate::ir::{Flavour, Isolation, WaitPolicy};
-use crate::world::db::View;
+use crate::world::db::{Grant, View};
 use crate::world::process::{RunError, Status, Txn, Wait};
 use crate::world::value::{Pid, Sym, Value};
 use crate::world::State;
@@ -429,7 +429,8 @@ fn fail<O: Observer>(
     let p = &st.procs[pid.index()];
     if let Status::Waiting(Wait::Row { table, key, .. }) = p.status {
         if let Ok(r) = st.db.find(table, key) {
-            st.db.dequeue(table, r, pid);
+            let grants = st.db.dequeue(flavour, table, r, pid);
+            announce(st, &grants, obs);
         }
     }
     let p = &mut st.procs[pid.index()];
@@ -498,7 +499,15 @@ pub(super) fn end_txn<O: Observer>(m: &Model, st: &mut State, pid: Pid, commit: 
     if !commit && txn.explicit && !txn.aborted {
         obs.event(Event::Aborted { pid });
     }
-    for (table, key, next) in grants {
+    announce(st, &grants, obs);
+}
+
+/// Reports locks that changed hands.
+pub(super) fn announce<O: Observer>(st: &State, grants: &[Grant], obs: &mut O) {
+    if !O::EVENTS {
+        return;
+    }
+    for &(table, key, next) in grants {
         let wait = match st.procs[next.index()].status {
             Status::Waiting(w) => w,
             _ => Wait::Row {

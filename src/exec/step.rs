@@ -4,7 +4,7 @@ use super::eval::{eval, Scope};
 use super::observe::{Event, Observer, Resource};
 use super::{redis_ops, sql};
 use crate::ir::{Isolation, Model, Op, OpKind, SqlStmt};
-use crate::world::process::{RunError, Status, Txn, Wait};
+use crate::world::process::{RunError, Status, Txn, Wait, Watchdog};
 use crate::world::value::{Pid, Value};
 use crate::world::State;
 
@@ -24,6 +24,9 @@ pub(super) enum Flow {
 #[must_use]
 pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
     let p = &s.procs[pid.index()];
+    if p.paused.is_some() {
+        return false;
+    }
     match p.status {
         Status::Ready => true,
         Status::Waiting(Wait::Mutex(l)) => s.mutexes[l as usize].held_by(pid),
@@ -38,6 +41,7 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
         | Status::Done(_)
         | Status::Errored(_)
         | Status::Crashed
+        | Status::Hung
         | Status::Failed(_) => false,
     }
 }
@@ -155,6 +159,30 @@ fn local<O: Observer>(
                 obs.event(Event::Uncaught { code });
             }
             return Ok(false);
+        }
+        OpKind::WatchdogStart { key, lease } => {
+            st.procs[i].watchdog = Some(Watchdog {
+                key: *key,
+                lease: *lease,
+                next_in: lease / 3,
+            });
+            obs.read(Resource::Clock);
+            if O::EVENTS {
+                obs.event(Event::Watchdog {
+                    key: *key,
+                    running: true,
+                });
+            }
+        }
+        OpKind::WatchdogStop => {
+            if let Some(w) = st.procs[i].watchdog.take() {
+                if O::EVENTS {
+                    obs.event(Event::Watchdog {
+                        key: w.key,
+                        running: false,
+                    });
+                }
+            }
         }
         _ => unreachable!("visible ops are run by `visible`"),
     }

@@ -31,13 +31,19 @@ pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
             Wait::Row { table, key, mode } => {
                 let flavour = m.db.as_ref().map_or(Flavour::Postgres, |d| d.flavour);
                 s.db.find(table, key).map_or(Vec::new(), |r| {
-                    s.db.row(table, r)
+                    let row = s.db.row(table, r);
+                    let mut who: Vec<Pid> = row
                         .locks
                         .held
                         .iter()
                         .filter(|&&(h, hm)| h != waiter && conflicts(flavour, hm, mode))
                         .map(|&(h, _)| h)
-                        .collect()
+                        .collect();
+                    // InnoDB: a request also waits for conflicting requests queued ahead.
+                    if flavour.innodb() && row.held_by(waiter).is_none_or(|h| h > mode) {
+                        who.extend(row.waiters_ahead(flavour, waiter, mode));
+                    }
+                    who
                 })
             }
             Wait::Gap { table, key } => {

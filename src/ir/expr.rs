@@ -87,6 +87,10 @@ pub enum StatusKind {
     Crashed,
     /// Finished by a SQL error it did not catch.
     Failed,
+    /// Stopped for good by a hang fault (its connections stay open).
+    Hung,
+    /// Stopped for a while by a pause fault.
+    Paused,
 }
 
 impl StatusKind {
@@ -98,6 +102,8 @@ impl StatusKind {
             StatusKind::Done => "done",
             StatusKind::Crashed => "crashed",
             StatusKind::Failed => "failed",
+            StatusKind::Hung => "hung",
+            StatusKind::Paused => "paused",
         }
     }
 }

@@ -227,6 +227,9 @@ pub struct Fault {
     pub group: usize,
     /// How many times, over a whole run, the environment may inject it.
     pub budget: u8,
+    /// `during NAME`: only while the process is inside that `region` of its program (op
+    /// indices `start..end`); `None` = anywhere.
+    pub during: Option<(u32, u32)>,
     pub span: Span,
 }
 
@@ -235,6 +238,12 @@ pub enum FaultKind {
     /// The process's instance dies: every process on it stops for good, database connections
     /// close (transactions abort, row locks go), Redis keys stay until their TTL.
     Crash,
+    /// `fault pause G up to D`: the process stops the world for any time up to `max` ticks
+    /// (a GC pause, a VM migration); its watchdog stops with it; then it goes on unaware.
+    Pause { max: u32 },
+    /// `fault hang G`: the process stops for good but its connections stay open: its
+    /// transaction, row locks and watchdog live on.
+    Hang,
 }
 
 #[derive(Clone, Debug)]

@@ -69,6 +69,15 @@ pub enum OpKind {
     Raise {
         local: u16,
     },
+    /// `watchdog KEY lease D`: start renewing `KEY` every lease/3 with an ownership-checked
+    /// renew (the key must hold `$me`), as Redisson's lock watchdog does; `lease` in ticks.
+    /// Local code: it only schedules a timer of the process's own.
+    WatchdogStart {
+        key: Sym,
+        lease: u32,
+    },
+    /// `watchdog stop`: stop renewing.
+    WatchdogStop,
     /// `lock m` on the process's own instance's mutex `m`.
     Lock {
         mutex: u16,
@@ -177,6 +186,13 @@ pub enum RedisCmd {
     Get { key: Sym },
     /// `DEL key`: 1 if a key was removed, else 0.
     Del { key: Sym },
+    /// `PEXPIRE key ms`: set or refresh the TTL (ticks) of an existing key: 1, else 0 (RS-4).
+    Pexpire { key: Sym, ttl: u32 },
+    /// `PTTL key`: remaining milliseconds; -1 without a TTL; -2 without the key (RS-5).
+    Pttl { key: Sym },
+    /// `INCR key`: add one to an integer value (a missing key counts as 0); keeps the TTL
+    /// (RS-4, RS-10).
+    Incr { key: Sym },
 }
 
 impl OpKind {
@@ -203,7 +219,12 @@ impl RedisCmd {
     #[must_use]
     pub fn key(&self) -> Sym {
         match self {
-            RedisCmd::Set { key, .. } | RedisCmd::Get { key } | RedisCmd::Del { key } => *key,
+            RedisCmd::Set { key, .. }
+            | RedisCmd::Get { key }
+            | RedisCmd::Del { key }
+            | RedisCmd::Pexpire { key, .. }
+            | RedisCmd::Pttl { key }
+            | RedisCmd::Incr { key } => *key,
         }
     }
 }

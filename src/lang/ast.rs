@@ -55,9 +55,12 @@ pub enum DeclKind {
     /// `timing bounded`, the only timing, checked when parsed.
     Timing,
     Process(ProcessDecl),
+    /// `fault KIND GROUP [up to D] at most N [during REGION]`
     Fault {
+        kind: FaultAst,
         group: Name,
         budget: u8,
+        during: Option<Name>,
     },
     Property {
         kind: PropertyKind,
@@ -70,6 +73,14 @@ pub enum DeclKind {
         flavours: Option<Vec<(Flavour, Span)>>,
         expect: ExpectDecl,
     },
+}
+
+/// A fault's kind as written; `Pause` carries its longest pause in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultAst {
+    Crash,
+    Pause(u64),
+    Hang,
 }
 
 #[derive(Clone, Debug)]
@@ -181,6 +192,18 @@ pub enum StmtKind {
         wait: bool,
     },
     Atomic(Block),
+    /// `watchdog KEY lease D`: the lease in milliseconds (a multiple of 3, checked when parsed).
+    Watchdog {
+        key: Name,
+        lease: u64,
+    },
+    /// `watchdog stop`
+    WatchdogStop,
+    /// `region NAME { … }`: the body, lowered inline; the group's region NAME covers its ops.
+    Region {
+        name: Name,
+        body: Block,
+    },
     /// `retry N on 'code', … [backoff D] { … }`
     Retry {
         attempts: u32,
@@ -239,6 +262,13 @@ pub enum RedisAst {
     },
     Get(Name),
     Del(Name),
+    /// `PEXPIRE key ms`: the TTL in milliseconds.
+    Pexpire {
+        key: Name,
+        ttl: u64,
+    },
+    Pttl(Name),
+    Incr(Name),
 }
 
 #[derive(Clone, Debug)]

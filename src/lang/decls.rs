@@ -2,7 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use super::ast::{ColumnDef, Decl, DeclKind, ExpectDecl, Lit, Name, ProcessDecl, Setting};
+use super::ast::{
+    ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, Lit, Name, ProcessDecl, Setting,
+};
 use super::diag::Diagnostic;
 use super::lexer::{Tok, Token};
 use super::parser::{PResult, Parser};
@@ -426,20 +428,44 @@ impl Parser<'_> {
         }))
     }
 
-    /// `fault crash group at most N`.
+    /// `fault crash|hang GROUP at most N [during REGION]`,
+    /// `fault pause GROUP up to D at most N [during REGION]`.
     fn fault(&mut self) -> PResult<DeclKind> {
-        let kind = self.name("a fault kind (`crash`)")?;
-        if !kind.text.eq_ignore_ascii_case("crash") {
-            let msg = format!("unknown fault \"{}\"", kind.text);
-            let d = Diagnostic::new(msg, kind.span, "unknown fault")
-                .with_hint("the only fault is `crash`: `fault crash GROUP at most N`");
+        const KINDS: [&str; 3] = ["crash", "pause", "hang"];
+        let word = self.name("a fault kind (`crash`, `pause` or `hang`)")?;
+        let lower = word.text.to_ascii_lowercase();
+        if !KINDS.contains(&lower.as_str()) {
+            let hint = suggest::hint(&word.text, KINDS, "the faults are", "");
+            let msg = format!("unknown fault \"{}\"", word.text);
+            let d = Diagnostic::new(msg, word.span, "unknown fault").with_hint(hint);
             return self.fail(d);
         }
         let group = self.name("a process group")?;
+        let (kind, what) = match lower.as_str() {
+            "crash" => (FaultAst::Crash, "the number of crashes"),
+            "hang" => (FaultAst::Hang, "the number of hangs"),
+            _ => {
+                if !self.eat_word("up") {
+                    return self.unexpected("`up to` and the longest pause, like `up to 2s`");
+                }
+                self.expect_word("to")?;
+                (FaultAst::Pause(self.duration()?.0), "the number of pauses")
+            }
+        };
         self.expect_word("at")?;
         self.expect_word("most")?;
-        let budget = self.count("the number of crashes", 1..=255)? as u8;
-        Ok(DeclKind::Fault { group, budget })
+        let budget = self.count(what, 1..=255)? as u8;
+        let during = if self.eat_word("during") {
+            Some(self.name("a region name")?)
+        } else {
+            None
+        };
+        Ok(DeclKind::Fault {
+            kind,
+            group,
+            budget,
+            during,
+        })
     }
 
     /// `invariant name: expr` / `final name: expr`.

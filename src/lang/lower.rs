@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use indexmap::IndexSet;
 
-use super::ast::{Decl, DeclKind, ExpectDecl, ProcessDecl, Setting};
+use super::ast::{Decl, DeclKind, ExpectDecl, FaultAst, ProcessDecl, Setting};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Place};
 use super::program::{apply_tick, lower_program};
@@ -38,7 +38,8 @@ pub fn lower(
     ghosts_and_mutexes(&mut cx, decls);
     let processes: Vec<&ProcessDecl> = declare_groups(&mut cx, decls, &mut model);
     for (g, decl) in processes.iter().enumerate() {
-        let program = lower_program(&mut cx, decl);
+        let (program, regions) = lower_program(&mut cx, decl);
+        cx.groups[g].regions = regions;
         model.groups.push(Group {
             name: decl.name.text.clone(),
             count: decl.count,
@@ -64,6 +65,11 @@ fn finish(
     model.tick_ms = tick;
     for group in &mut model.groups {
         apply_tick(&mut group.program.ops, tick);
+    }
+    for fault in &mut model.faults {
+        if let FaultKind::Pause { max } = &mut fault.kind {
+            *max = (u64::from(*max) / tick) as u32;
+        }
     }
     for ms in [
         &mut settings.lock_timeout,
@@ -300,6 +306,7 @@ fn declare_groups<'a>(cx: &mut Cx, decls: &'a [Decl], model: &mut Model) -> Vec<
             name: p.name.text.clone(),
             count: p.count,
             first,
+            regions: Vec::new(),
         });
         groups.push(p);
     }
@@ -307,18 +314,43 @@ fn declare_groups<'a>(cx: &mut Cx, decls: &'a [Decl], model: &mut Model) -> Vec<
     groups
 }
 
+/// The faults; a pause's longest duration stays in milliseconds until [`finish`].
 fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     for decl in decls {
-        if let DeclKind::Fault { group, budget } = &decl.kind {
-            if let Some(group) = cx.group(group) {
-                model.faults.push(Fault {
-                    kind: FaultKind::Crash,
-                    group,
-                    budget: *budget,
-                    span: decl.span,
-                });
+        let DeclKind::Fault {
+            kind,
+            group,
+            budget,
+            during,
+        } = &decl.kind
+        else {
+            continue;
+        };
+        let kind = match *kind {
+            FaultAst::Crash => FaultKind::Crash,
+            FaultAst::Hang => FaultKind::Hang,
+            FaultAst::Pause(ms) => {
+                cx.durations.push(ms);
+                FaultKind::Pause { max: ms as u32 }
             }
-        }
+        };
+        let Some(group) = cx.group(group) else {
+            continue;
+        };
+        let during = match during {
+            Some(region) => match cx.region(group, region) {
+                Some(range) => Some(range),
+                None => continue,
+            },
+            None => None,
+        };
+        model.faults.push(Fault {
+            kind,
+            group,
+            budget: *budget,
+            during,
+            span: decl.span,
+        });
     }
 }
 

@@ -180,12 +180,14 @@ fn process(cx: &mut Cx, group: &Name, index: Option<&ast::Lit>) -> Option<Pid> {
 }
 
 fn status_kind(cx: &mut Cx, name: &Name) -> Option<StatusKind> {
-    const ALL: [StatusKind; 5] = [
+    const ALL: [StatusKind; 7] = [
         StatusKind::Running,
         StatusKind::Waiting,
         StatusKind::Done,
         StatusKind::Crashed,
         StatusKind::Failed,
+        StatusKind::Hung,
+        StatusKind::Paused,
     ];
     if let Some(s) = ALL
         .iter()

@@ -20,6 +20,8 @@ mod suggest;
 mod tests;
 #[cfg(test)]
 mod tests_db;
+#[cfg(test)]
+mod tests_faults;
 
 pub use diag::{Diagnostic, Diagnostics};
 

@@ -1,16 +1,28 @@
 //! Lowering of a process body: structured statements to a flat op list with jumps.
 
-use super::ast::{Block, GhostOp, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
+use std::collections::HashMap;
+
+use super::ast::{Block, GhostOp, Name, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Locals, Place};
+use super::schema::duplicate;
 use super::scope::Cx;
 use super::sql::lower_sql;
 use crate::ir::{
     BinOp, Expr, OnError, Op, OpKind, Program, RedisCmd, Span, SqlStmt, Sym, Value, ERROR_CODES,
 };
 
-/// Lowers a group's body; durations stay in milliseconds until [`apply_tick`].
-pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> Program {
+/// A `region NAME { … }` of a program: the op indices `start..end` its body lowered to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub name: String,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Lowers a group's body; durations stay in milliseconds until [`apply_tick`]. Also returns
+/// the body's regions, in source order.
+pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) {
     let mut builder = Builder {
         cx,
         locals: Locals::new(decl.defined.clone()),
@@ -19,6 +31,8 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> Program {
         repeats: 0,
         retries: 0,
         handlers: Vec::new(),
+        regions: Vec::new(),
+        region_lines: HashMap::new(),
     };
     let mut ops = Vec::new();
     builder.block(&decl.body, &mut ops);
@@ -26,10 +40,11 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> Program {
         kind: OpKind::Return { outcome: None },
         span: decl.end,
     });
-    Program {
+    let program = Program {
         ops,
         locals: builder.locals.into_names(),
-    }
+    };
+    (program, builder.regions)
 }
 
 struct Builder<'a, 'd> {
@@ -43,6 +58,9 @@ struct Builder<'a, 'd> {
     retries: usize,
     /// Open `retry` blocks, innermost last: the handler their SQL statements get.
     handlers: Vec<Handler>,
+    regions: Vec<Region>,
+    /// Region names seen, with their lines (for duplicates).
+    region_lines: HashMap<String, usize>,
 }
 
 /// The error handler a `retry` block installs on the SQL statements of its body.
@@ -87,6 +105,8 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Atomic(_) => "a nested `atomic`",
         StmtKind::Return(_) => "`return`",
         StmtKind::Retry { .. } => "`retry`",
+        StmtKind::Watchdog { .. } | StmtKind::WatchdogStop => "`watchdog`",
+        StmtKind::Region { .. } => "`region`",
         _ => return None,
     })
 }
@@ -122,6 +142,7 @@ impl Builder<'_, '_> {
                 head,
                 body,
             } => self.retry(*attempts, codes, *backoff, *head, body, ops),
+            StmtKind::Region { name, body } => self.region(name, body, ops),
             _ => {
                 if let Some(kind) = self.op(&s.kind) {
                     let handled = matches!(
@@ -178,10 +199,20 @@ impl Builder<'_, '_> {
                 }
             }
             StmtKind::Atomic(body) => self.atomic(body),
+            StmtKind::Watchdog { key, lease } => {
+                // The watchdog renews every lease/3: that period counts toward the tick too.
+                self.cx.durations.push(lease / 3);
+                OpKind::WatchdogStart {
+                    key: self.cx.intern(&key.text),
+                    lease: self.ms(*lease),
+                }
+            }
+            StmtKind::WatchdogStop => OpKind::WatchdogStop,
             StmtKind::If { .. }
             | StmtKind::Repeat { .. }
             | StmtKind::Break
-            | StmtKind::Retry { .. } => return None,
+            | StmtKind::Retry { .. }
+            | StmtKind::Region { .. } => return None,
         })
     }
 
@@ -389,6 +420,29 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// `region NAME { body }`: the body inline; the region covers the ops it lowered to.
+    fn region(&mut self, name: &Name, body: &Block, ops: &mut Vec<Op>) {
+        let fresh = !duplicate(self.cx, &mut self.region_lines, name, "region");
+        let start = ops.len();
+        self.block(body, ops);
+        let end = ops.len();
+        if !fresh {
+            return;
+        }
+        if start == end {
+            let msg = format!("region \"{}\" is empty", name.text);
+            let d = Diagnostic::new(msg, name.span, "covers no statement")
+                .with_hint("a region covers the statements of its body; a fault `during` it could never happen");
+            self.cx.report(d);
+            return;
+        }
+        self.regions.push(Region {
+            name: name.text.clone(),
+            start: start as u32,
+            end: end as u32,
+        });
+    }
+
     fn atomic(&mut self, body: &Block) -> OpKind {
         let mut inner = Vec::new();
         self.in_atomic = true;
@@ -411,6 +465,16 @@ impl Builder<'_, '_> {
                 key: self.cx.intern(&key.text),
             },
             RedisAst::Del(key) => RedisCmd::Del {
+                key: self.cx.intern(&key.text),
+            },
+            RedisAst::Pexpire { key, ttl } => RedisCmd::Pexpire {
+                key: self.cx.intern(&key.text),
+                ttl: self.ms(*ttl),
+            },
+            RedisAst::Pttl(key) => RedisCmd::Pttl {
+                key: self.cx.intern(&key.text),
+            },
+            RedisAst::Incr(key) => RedisCmd::Incr {
                 key: self.cx.intern(&key.text),
             },
         }
@@ -469,14 +533,11 @@ pub fn apply_tick(ops: &mut [Op], tick: u64) {
     for op in ops {
         match &mut op.kind {
             OpKind::Work { ticks } | OpKind::Sleep { ticks } => scale(ticks),
-            OpKind::Redis {
-                cmd: RedisCmd::Set { px: Some(px), .. },
-                ..
-            }
-            | OpKind::AwaitRedis {
-                cmd: RedisCmd::Set { px: Some(px), .. },
-                ..
-            } => scale(px),
+            OpKind::WatchdogStart { lease, .. } => scale(lease),
+            OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => match cmd {
+                RedisCmd::Set { px: Some(t), .. } | RedisCmd::Pexpire { ttl: t, .. } => scale(t),
+                _ => {}
+            },
             OpKind::Atomic { body } => apply_tick(body, tick),
             _ => {}
         }

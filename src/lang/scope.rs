@@ -4,6 +4,7 @@ use indexmap::IndexSet;
 
 use super::ast::Name;
 use super::diag::Diagnostic;
+use super::program::Region;
 use super::suggest;
 use crate::ir::{Flavour, Ghost, Span, Sym, Table};
 
@@ -13,6 +14,8 @@ pub struct GroupInfo {
     pub name: String,
     pub count: usize,
     pub first: usize,
+    /// The regions of its program, once lowered.
+    pub regions: Vec<Region>,
 }
 
 pub struct Cx<'d> {
@@ -120,5 +123,26 @@ impl<'d> Cx<'d> {
             "no process is declared",
         ];
         self.find(name, &known, what)
+    }
+
+    /// The op range `start..end` of a region of group `g`'s program.
+    pub fn region(&mut self, g: usize, name: &Name) -> Option<(u32, u32)> {
+        let info = &self.groups[g];
+        let known: Vec<String> = info.regions.iter().map(|r| r.name.clone()).collect();
+        let ranges: Vec<(u32, u32)> = info.regions.iter().map(|r| (r.start, r.end)).collect();
+        let group = info.name.clone();
+        let msg = format!("unknown region \"{}\" in group \"{group}\"", name.text);
+        let listing = format!("the regions of `{group}` are");
+        let none = format!(
+            "`{group}` has no region: wrap the statements in `region {} {{ ... }}`",
+            name.text
+        );
+        let what = [
+            msg.as_str(),
+            "no such region",
+            listing.as_str(),
+            none.as_str(),
+        ];
+        self.find(name, &known, what).map(|i| ranges[i])
     }
 }

@@ -8,11 +8,14 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 23] = [
+const STATEMENTS: [&str; 28] = [
     "if", "else", "repeat", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
     "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
-    "delete", "SET", "GET", "DEL",
+    "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "watchdog", "region",
 ];
+
+/// The Redis commands, lower-case.
+const REDIS: [&str; 6] = ["set", "get", "del", "pexpire", "pttl", "incr"];
 
 /// Words that start a SQL statement.
 const SQL_STARTS: [&str; 8] = [
@@ -101,7 +104,9 @@ impl Parser<'_> {
             return self.sql_stmt();
         }
         match lower.as_str() {
-            "set" | "get" | "del" => self.redis(false),
+            "set" | "get" | "del" | "pexpire" | "pttl" | "incr" => self.redis(false),
+            "watchdog" => self.watchdog(),
+            "region" => self.region(),
             "if" => self.if_stmt(),
             "repeat" => self.repeat(),
             "retry" => self.retry(),
@@ -317,17 +322,19 @@ impl Parser<'_> {
         Ok((ms, span))
     }
 
-    /// `await SET …` / `await GET …` / `await DEL …`
+    /// `await CMD …`: any Redis command.
     fn await_stmt(&mut self) -> PResult<StmtKind> {
         self.bump();
-        let redis = ["set", "get", "del"].iter().any(|c| self.at_word(c));
+        let redis = REDIS.iter().any(|c| self.at_word(c));
         if !redis {
-            return self.unexpected("a Redis command (`SET`, `GET` or `DEL`)");
+            return self
+                .unexpected("a Redis command (`SET`, `GET`, `DEL`, `PEXPIRE`, `PTTL` or `INCR`)");
         }
         self.redis(true)
     }
 
-    /// `SET key value [NX] [PX ms] [into $x]`, `GET key [into $x]`, `DEL key [into $x]`.
+    /// `SET key value [NX] [PX ms] [into $x]`, `PEXPIRE key ms [into $x]`, and
+    /// `GET`/`DEL`/`PTTL`/`INCR key [into $x]`.
     fn redis(&mut self, wait: bool) -> PResult<StmtKind> {
         let command = self.name("a Redis command")?.text.to_ascii_uppercase();
         let key = self.redis_key()?;
@@ -338,16 +345,69 @@ impl Parser<'_> {
                 let (nx, px) = self.set_options(&mut into)?;
                 RedisAst::Set { key, value, nx, px }
             }
-            "GET" => {
-                self.redis_into(&mut into, "GET")?;
-                RedisAst::Get(key)
+            "PEXPIRE" => {
+                let ttl = self.ttl("PEXPIRE")?;
+                self.redis_into(&mut into, "PEXPIRE")?;
+                RedisAst::Pexpire { key, ttl }
             }
             _ => {
-                self.redis_into(&mut into, "DEL")?;
-                RedisAst::Del(key)
+                self.redis_into(&mut into, &command)?;
+                match command.as_str() {
+                    "GET" => RedisAst::Get(key),
+                    "PTTL" => RedisAst::Pttl(key),
+                    "INCR" => RedisAst::Incr(key),
+                    _ => RedisAst::Del(key),
+                }
             }
         };
         Ok(StmtKind::Redis { cmd, into, wait })
+    }
+
+    /// `watchdog KEY lease D` / `watchdog stop`.
+    fn watchdog(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let stop = self.at_word("stop")
+            && matches!(
+                self.peek_at(1).tok,
+                Tok::Newline | Tok::Eof | Tok::Punct(";" | "}")
+            );
+        if stop {
+            self.bump();
+            return Ok(StmtKind::WatchdogStop);
+        }
+        let key = self.redis_key()?;
+        if !self.eat_word("lease") {
+            return self.unexpected("`lease` and a duration, like `lease 30s`");
+        }
+        let (lease, span) = self.duration()?;
+        if lease % 3 != 0 {
+            let below = lease - lease % 3;
+            let above = below + 3;
+            let options = if below > 0 {
+                format!("`{below}ms` or `{above}ms`")
+            } else {
+                format!("`{above}ms`")
+            };
+            let d = Diagnostic::new(
+                "a watchdog lease must be a multiple of 3 ms",
+                span,
+                format!("{lease}ms is not"),
+            )
+            .with_hint(format!(
+                "the watchdog renews the key every third of its lease; try {options}"
+            ));
+            return self.fail(d);
+        }
+        Ok(StmtKind::Watchdog { key, lease })
+    }
+
+    /// `region NAME { … }`
+    fn region(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let name = self.name("a region name")?;
+        self.skip_newlines_before(|p| p.at_punct("{"));
+        let body = self.block()?.0;
+        Ok(StmtKind::Region { name, body })
     }
 
     fn redis_key(&mut self) -> PResult<Name> {
@@ -373,7 +433,7 @@ impl Parser<'_> {
                 "NX" => nx = self.once(nx, "NX")?,
                 "PX" => {
                     self.once(px.is_some(), "PX")?;
-                    px = Some(self.px()?);
+                    px = Some(self.ttl("PX")?);
                 }
                 "INTO" => self.redis_into(into, "SET")?,
                 _ => return self.unknown_option(),
@@ -410,8 +470,9 @@ impl Parser<'_> {
         self.fail(Diagnostic::new(msg, t.span, "unknown option").with_hint(hint))
     }
 
-    /// `PX ms`: a positive integer count of milliseconds.
-    fn px(&mut self) -> PResult<u64> {
+    /// The TTL of `PX ms` or `PEXPIRE key ms`: a positive integer count of milliseconds
+    /// (`2s` is also read).
+    fn ttl(&mut self, command: &str) -> PResult<u64> {
         let start = self.pos;
         let negative = self.eat_punct("-");
         let t = self.peek().clone();
@@ -426,8 +487,14 @@ impl Parser<'_> {
         };
         if negative || value == 0 {
             let span = self.span_from(start);
-            let d = Diagnostic::new("PX must be a positive integer", span, "not a valid TTL")
-                .with_hint("PX is the key's time to live in milliseconds, e.g. `PX 3000`");
+            let msg = format!("{command} must be a positive integer");
+            let hint = if command == "PX" {
+                "PX is the key's time to live in milliseconds, e.g. `PX 3000`"
+            } else {
+                "PEXPIRE sets the key's time to live in milliseconds, e.g. `PEXPIRE lock 3000`; \
+                 to remove the key, use `DEL`"
+            };
+            let d = Diagnostic::new(msg, span, "not a valid TTL").with_hint(hint);
             return self.fail(d);
         }
         Ok(self.checked_ms(value, factor, t.span)?.0)

@@ -78,6 +78,44 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 });
                 world.push(format!("{} = {}{ttl}", m.symbol(*key), m.show(value)));
             }
+            Event::Watchdog { key, running } => doing.push(format!(
+                "watchdog {} {}",
+                if *running { "starts on" } else { "stops on" },
+                m.symbol(*key)
+            )),
+            Event::Renewal { pid, key, renewed } => doing.push(if *renewed {
+                format!(
+                    "{}'s watchdog renews {}",
+                    m.process_name(*pid),
+                    m.symbol(*key)
+                )
+            } else {
+                format!(
+                    "{}'s watchdog finds {} not held by {0}: stops",
+                    m.process_name(*pid),
+                    m.symbol(*key)
+                )
+            }),
+            Event::Paused { pid, paused: true } => {
+                doing.push(format!(
+                    "⏸ {} pauses (stop-the-world)",
+                    m.process_name(*pid)
+                ));
+            }
+            Event::Paused { pid, paused: false } => {
+                doing.push(format!("▶ {} resumes, unaware", m.process_name(*pid)));
+            }
+            Event::Hung { pid } => {
+                doing.push(format!(
+                    "✗ {} hangs (connections stay open)",
+                    m.process_name(*pid)
+                ));
+            }
+            Event::KeyTtl { key, ttl } => world.push(format!(
+                "{} expires in {}",
+                m.symbol(*key),
+                ms(m, u64::from(*ttl))
+            )),
             Event::KeyDeleted { key } => world.push(format!("{} deleted", m.symbol(*key))),
             Event::KeyExpired { key } => world.push(format!("⌛ {} expired", m.symbol(*key))),
             Event::TimePasses { ticks } => doing.push(format!(
@@ -177,6 +215,11 @@ fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
         }
         RedisCmd::Get { key } => format!("GET {}", m.symbol(*key)),
         RedisCmd::Del { key } => format!("DEL {}", m.symbol(*key)),
+        RedisCmd::Pexpire { key, ttl } => {
+            format!("PEXPIRE {} {}", m.symbol(*key), u64::from(*ttl) * m.tick_ms)
+        }
+        RedisCmd::Pttl { key } => format!("PTTL {}", m.symbol(*key)),
+        RedisCmd::Incr { key } => format!("INCR {}", m.symbol(*key)),
     }
 }
 

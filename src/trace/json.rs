@@ -50,6 +50,8 @@ pub fn choice(m: &Model, c: Choice) -> String {
         Choice::Check(p) => format!("check:{}", m.process_name(p)),
         Choice::Timeout(p) => format!("timeout:{}", m.process_name(p)),
         Choice::Tick => "tick".into(),
-        Choice::Crash { fault, pid } => format!("crash#{fault}:{}", m.process_name(pid)),
+        Choice::Renew(p) => format!("renew:{}", m.process_name(p)),
+        Choice::Resume(p) => format!("resume:{}", m.process_name(p)),
+        Choice::Fault { fault, pid } => format!("fault#{fault}:{}", m.process_name(pid)),
     }
 }

@@ -119,14 +119,41 @@ impl Row {
             .and_then(|(_, v)| v.as_deref())
     }
 
-    /// The first holder other than `pid` whose lock conflicts with `mode`.
+    /// Whom a request of `mode` by `pid` must wait for: the first other holder whose lock
+    /// conflicts; in InnoDB also the first conflicting request queued ahead of it, since a
+    /// new request (an upgrade included) queues behind earlier waiters (observed in
+    /// Hermitage's SERIALIZABLE runs). `None` when `pid` already holds at least `mode`.
     #[must_use]
     pub fn blocker(&self, flavour: Flavour, pid: Pid, mode: LockMode) -> Option<Pid> {
-        self.locks
+        if self.held_by(pid).is_some_and(|h| h <= mode) {
+            return None;
+        }
+        let held = self
+            .locks
             .held
             .iter()
             .find(|&&(h, m)| h != pid && conflicts(flavour, m, mode))
-            .map(|&(h, _)| h)
+            .map(|&(h, _)| h);
+        if held.is_some() || !flavour.innodb() {
+            return held;
+        }
+        self.waiters_ahead(flavour, pid, mode).next()
+    }
+
+    /// Other requests queued ahead of `pid`'s (all of them if it is not queued) that conflict
+    /// with `mode`.
+    pub fn waiters_ahead(
+        &self,
+        flavour: Flavour,
+        pid: Pid,
+        mode: LockMode,
+    ) -> impl Iterator<Item = Pid> + '_ {
+        let q = &self.locks.queue;
+        let pos = q.iter().position(|&(p, _)| p == pid).unwrap_or(q.len());
+        q[..pos]
+            .iter()
+            .filter(move |&&(p, m)| p != pid && conflicts(flavour, m, mode))
+            .map(|&(p, _)| p)
     }
 
     /// The mode `pid` holds, if any.
@@ -253,12 +280,15 @@ impl Db {
         (lo, rows.get(above).map(|r| r.key))
     }
 
-    /// Takes `pid` out of row `r`'s queue (its wait ended without the lock).
-    pub fn dequeue(&mut self, t: u16, r: usize, pid: Pid) {
+    /// Takes `pid` out of row `r`'s queue (its wait ended without the lock). Requests queued
+    /// behind it may now be grantable (InnoDB queues behind waiters): they are granted, and
+    /// the grants returned.
+    pub fn dequeue(&mut self, flavour: Flavour, t: u16, r: usize, pid: Pid) -> Vec<Grant> {
         self.tables[t as usize][r]
             .locks
             .queue
             .retain(|&(q, _)| q != pid);
+        self.grant(flavour, t, r)
     }
 
     /// Records `pid`'s uncommitted change to row `r` (it must hold the row).

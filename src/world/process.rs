@@ -23,9 +23,23 @@ pub struct Proc {
     pub check_in: Option<u32>,
     /// Ticks until a lock wait times out (`lock_timeout`, `innodb_lock_wait_timeout`).
     pub timeout_in: Option<u32>,
+    /// Ticks a pause fault may still last (the process is frozen while `Some`).
+    pub paused: Option<u32>,
+    /// Its lock watchdog, while one runs.
+    pub watchdog: Option<Watchdog>,
     /// What a PostgreSQL SERIALIZABLE transaction has read, for the serialization check at
     /// COMMIT: (table, key), or (table, nil) for a whole-table read.
     pub reads: Vec<(u16, Value)>,
+}
+
+/// A Redisson-style lock watchdog: renews `key` to `lease` every lease/3 while the key holds
+/// the process's id (WD-1..3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Watchdog {
+    pub key: Sym,
+    pub lease: u32,
+    /// Ticks until the next renewal.
+    pub next_in: u32,
 }
 
 /// A database transaction as the server sees it.
@@ -58,6 +72,8 @@ pub enum Status {
     Errored(Sym),
     /// Stopped by a crash fault.
     Crashed,
+    /// Stopped for good by a hang fault; its connections and watchdog live on.
+    Hung,
     /// Stopped by a runtime error in the model (a bug in the model, reported as a violation).
     Failed(RunError),
 }
@@ -114,7 +130,11 @@ impl Status {
     pub fn finished(self) -> bool {
         matches!(
             self,
-            Status::Done(_) | Status::Errored(_) | Status::Crashed | Status::Failed(_)
+            Status::Done(_)
+                | Status::Errored(_)
+                | Status::Crashed
+                | Status::Hung
+                | Status::Failed(_)
         )
     }
 }
@@ -133,6 +153,8 @@ impl Proc {
             check_in: None,
             timeout_in: None,
             reads: Vec::new(),
+            paused: None,
+            watchdog: None,
         }
     }
 }

@@ -54,6 +54,32 @@ impl Redis {
         }
     }
 
+    /// `PEXPIRE`: sets the TTL of an existing key; false when there is no key (RS-4).
+    pub fn expire(&mut self, name: Sym, ttl: u32) -> bool {
+        match self.find(name) {
+            Ok(i) => {
+                self.keys[i].ttl = Some(ttl);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// `INCR` stores `value`, creating the key without a TTL or keeping the one it has.
+    pub fn incr(&mut self, name: Sym, value: Value) {
+        match self.find(name) {
+            Ok(i) => self.keys[i].value = value,
+            Err(i) => self.keys.insert(
+                i,
+                Key {
+                    name,
+                    value,
+                    ttl: None,
+                },
+            ),
+        }
+    }
+
     /// The nearest expiry, in ticks from now.
     #[must_use]
     pub fn next_expiry(&self) -> Option<u32> {

@@ -40,6 +40,33 @@ final released: redis(lock) = nil or status(worker[0], crashed) or count(worker,
 expect violated exclusive
 "#;
 
+const WATCHDOG: &str = r#"model "A pause outlives the watchdog's lease"
+about "The watchdog stops with the paused worker; the lock expires and another takes it."
+
+ghost inside = 0
+
+process worker[2] {
+  await SET lock $me NX PX 300 into $ok
+  watchdog lock lease 300ms
+  region critical {
+    inside += 1
+    INCR visits into $n
+    PTTL lock into $left
+    work 500ms
+    inside -= 1
+  }
+  watchdog stop
+  atomic { GET lock into $v; if $v = $me { PEXPIRE lock 100 } }
+}
+
+fault pause worker up to 1s at most 1 during critical
+fault hang worker at most 1
+fault crash worker at most 1 during critical
+invariant exclusive: inside <= 1
+final settled: count(worker, hung) + count(worker, paused) <= 1 or status(worker[0], hung)
+expect violated exclusive
+"#;
+
 const RETRY: &str = r#"model "Serializable buyers retry"
 about "Two buyers under serializable isolation: one fails with a serialization error and"
       "retries; the shop never oversells."
@@ -101,6 +128,11 @@ fn valid_models_parse() {
     assert_eq!(m.tick_ms, 50);
     assert_eq!(m.instances, vec!["api"]);
     assert_eq!(m.symbols[0], "OK");
+    let m = parse("watchdog.model", WATCHDOG).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(m.tick_ms, 100);
+    assert_eq!(m.faults.len(), 3);
+    assert_eq!(m.faults[0].during, Some((2, 7)));
+    assert_eq!(m.faults[1].during, None);
 }
 
 fn invalid_dir() -> PathBuf {
@@ -239,6 +271,17 @@ const VOCABULARY: &[&str] = &[
     "mysql",
     "mariadb",
     "bigint",
+    "PEXPIRE",
+    "PTTL",
+    "INCR",
+    "watchdog",
+    "lease 300ms",
+    "stop",
+    "region",
+    "during",
+    "pause",
+    "hang",
+    "up to",
 ];
 
 /// Applies one edit: 0-2 delete/insert/replace a character, 3-5 the same with a token.
@@ -276,7 +319,8 @@ proptest! {
         edits in proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<char>()), 1..4),
     ) {
         let mut source = match (redis, edits.len() % 2) {
-            (true, _) => REDIS_LOCK,
+            (true, 0) => REDIS_LOCK,
+            (true, _) => WATCHDOG,
             (false, 0) => EXAMPLE,
             (false, _) => RETRY,
         }

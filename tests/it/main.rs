@@ -1,5 +1,7 @@
 //! The one integration-test crate: every model's expectation, engine guarantees, diagnostics.
 
+mod hermitage;
+mod isolation;
 mod lang;
 mod models;
 mod world;

@@ -28,7 +28,11 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
     let dt = local
         .chain(server)
         .flatten()
-        .chain(s.redis.next_expiry())
+        .chain(
+            s.redis
+                .iter()
+                .filter_map(crate::world::redis::Redis::next_expiry),
+        )
         .min()?;
     if dt == 0 {
         return None; // a timer is due: its transition runs first
@@ -64,10 +68,17 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
             }
         }
     }
-    for key in st.redis.advance(dt) {
-        obs.write(Resource::Key(key));
-        if O::EVENTS {
-            obs.event(Event::KeyExpired { key });
+    for (n, node) in st.redis.iter_mut().enumerate() {
+        let expired = node.advance(dt);
+        // Only the primary's expiries are news; replicas follow it (RF-5).
+        if s.redis[n].down || !m.redis.is_empty() && !is_primary(m, s, n) {
+            continue;
+        }
+        for key in expired {
+            obs.write(Resource::Key(key));
+            if O::EVENTS {
+                obs.event(Event::KeyExpired { key });
+            }
         }
     }
     Some(st)
@@ -108,6 +119,7 @@ pub fn fault<O: Observer>(
                 obs.event(Event::Paused { pid, paused: true });
             }
         }
+        FaultKind::Failover { .. } => return None,
         FaultKind::Hang => {
             st.procs[pid.index()].status = Status::Hung;
             if O::EVENTS {
@@ -134,26 +146,29 @@ pub fn resume<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
 /// A due watchdog renewal, one atomic script: if the key still holds the owner's id, reset
 /// its TTL to the lease; otherwise stop renewing (WD-3). A hung owner's watchdog runs on; a
 /// paused owner's does not.
-pub fn renew<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
+pub fn renew<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option<State> {
     let p = &s.procs[pid.index()];
     let w = p
         .watchdog
         .filter(|w| w.next_in == 0 && p.paused.is_none())?;
     let mut st = s.clone();
     obs.write(Resource::Key(w.key));
-    let owned = st
-        .redis
+    let node = st.node(m, 0);
+    let owned = st.redis[node]
         .get(w.key)
         .is_some_and(|k| k.value == crate::world::value::Value::Pid(pid));
-    let p = &mut st.procs[pid.index()];
     if owned {
-        st.redis.expire(w.key, w.lease);
-        p.watchdog = Some(crate::world::process::Watchdog {
+        st.redis[node].expire(w.key, w.lease);
+        let write = st.redis[node].state_of(w.key);
+        for r in st.replicas(m, 0) {
+            st.redis[r].backlog.push(write.clone());
+        }
+        st.procs[pid.index()].watchdog = Some(crate::world::process::Watchdog {
             next_in: w.lease / 3,
             ..w
         });
     } else {
-        p.watchdog = None;
+        st.procs[pid.index()].watchdog = None;
     }
     if O::EVENTS {
         obs.event(Event::Renewal {
@@ -191,4 +206,71 @@ fn crash<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) {
     for l in &mut st.mutexes[inst * n..(inst + 1) * n] {
         *l = crate::world::lock::Lock::default();
     }
+}
+
+fn is_primary(m: &Model, s: &State, node: usize) -> bool {
+    (0..m.redis.len() as u16).any(|sv| s.node(m, sv) == node)
+}
+
+/// A replica applies the oldest write of its replication stream.
+pub fn replicate<O: Observer>(m: &Model, s: &State, node: usize, obs: &mut O) -> Option<State> {
+    let r = &s.redis[node];
+    if r.down || r.backlog.is_empty() || is_primary(m, s, node) {
+        return None;
+    }
+    let mut st = s.clone();
+    let w = st.redis[node].backlog.remove(0);
+    st.redis[node].apply(&w);
+    obs.write(Resource::Key(w.key));
+    if O::EVENTS {
+        obs.event(Event::Replicated {
+            node: node as u16,
+            key: w.key,
+        });
+    }
+    Some(st)
+}
+
+/// `fault failover S`: the primary of server `S` fails and Sentinel promotes `replica`. The
+/// promoted replica keeps what it had received, the writes still in its stream are lost
+/// (RF-2), the other replicas resynchronise from it, and clients follow the new primary.
+/// Sentinel prefers the replica with the largest replication offset, but the offsets it
+/// compares may be stale (RF-4), so every live replica is a possible choice.
+pub fn failover<O: Observer>(
+    m: &Model,
+    s: &State,
+    fault: usize,
+    replica: usize,
+    obs: &mut O,
+) -> Option<State> {
+    let f = &m.faults[fault];
+    let FaultKind::Failover { server } = f.kind else {
+        return None;
+    };
+    if s.faults_used[fault] >= f.budget || !s.replicas(m, server).contains(&replica) {
+        return None;
+    }
+    let mut st = s.clone();
+    st.faults_used[fault] += 1;
+    st.epochs[server as usize] += 1;
+    let old = st.node(m, server);
+    st.redis[old] = crate::world::redis::Redis {
+        down: true,
+        ..Default::default()
+    };
+    st.redis[replica].backlog.clear();
+    st.primary[server as usize] = (replica - m.redis_base(server)) as u8;
+    let data = st.redis[replica].keys.clone();
+    for r in st.replicas(m, server) {
+        st.redis[r].keys.clone_from(&data);
+        st.redis[r].backlog.clear();
+    }
+    obs.write(Resource::Clock);
+    if O::EVENTS {
+        obs.event(Event::Failover {
+            server,
+            promoted: replica as u16,
+        });
+    }
+    Some(st)
 }

@@ -43,7 +43,7 @@ pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
         Expr::Column(c) => sc.row.map_or(Value::Nil, |r| r[*c as usize]),
         Expr::Cell { table, pk, column } => cell(sc, *table, *pk, *column),
         Expr::Now => now(sc),
-        Expr::Key(k) => sc.state.redis.get(*k).map_or(Value::Nil, |k| k.value),
+        Expr::Key(k) => key(sc, *k),
         Expr::Count { group, status } => Value::Int(count(sc, *group, *status)),
         Expr::Status { pid, status } => {
             Value::Bool(proc_kind(&sc.state.procs[pid.index()]) == *status)
@@ -85,6 +85,15 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
         BinOp::Ge => Ok(Value::Bool(x >= y)),
         BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => unreachable!("handled above"),
     }
+}
+
+/// `redis(key)`: the key on the first server's current primary.
+fn key(sc: &Scope, k: crate::world::value::Sym) -> Value {
+    if sc.model.redis.is_empty() {
+        return Value::Nil;
+    }
+    let node = sc.state.node(sc.model, 0);
+    sc.state.redis[node].get(k).map_or(Value::Nil, |k| k.value)
 }
 
 /// `now()` in milliseconds: PostgreSQL returns the start of the transaction (PG-33), InnoDB

@@ -10,7 +10,7 @@ mod sql;
 pub mod step;
 mod write;
 
-use crate::ir::Model;
+use crate::ir::{FaultKind, Model, Timing};
 use crate::world::value::Pid;
 use crate::world::State;
 use observe::Observer;
@@ -33,6 +33,10 @@ pub enum Choice {
     Resume(Pid),
     /// The environment injects fault number `fault` into `pid`.
     Fault { fault: u16, pid: Pid },
+    /// A replica (node index) applies the oldest write of its replication stream.
+    Replicate(u16),
+    /// Failover fault number `fault` promotes replica `node`.
+    Failover { fault: u16, node: u16 },
 }
 
 impl Choice {
@@ -54,13 +58,15 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
         Choice::Timeout(p) => deadlock::timeout(m, s, p, obs),
         Choice::Tick => {
             let any = (0..s.procs.len()).any(|p| step::enabled(m, s, Pid(p as u16)));
-            if any {
+            if any && m.timing == Timing::Bounded {
                 None
             } else {
                 env::tick(m, s, obs)
             }
         }
-        Choice::Renew(p) => env::renew(s, p, obs),
+        Choice::Renew(p) => env::renew(m, s, p, obs),
+        Choice::Replicate(n) => env::replicate(m, s, n as usize, obs),
+        Choice::Failover { fault, node } => env::failover(m, s, fault as usize, node as usize, obs),
         Choice::Resume(p) => env::resume(s, p, obs),
         Choice::Fault { fault, pid } => env::fault(m, s, fault as usize, pid, obs),
     }
@@ -93,7 +99,7 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
             }
         }
         if q.watchdog.is_some_and(|w| w.next_in == 0) {
-            if let Some(n) = env::renew(s, pid, &mut silent) {
+            if let Some(n) = env::renew(m, s, pid, &mut silent) {
                 out.push((Choice::Renew(pid), n));
             }
         }
@@ -104,7 +110,8 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
             }
         }
     }
-    if out.is_empty() {
+    // Bounded timing: time passes only when nothing else can happen; async: at any moment.
+    if out.is_empty() || m.timing == Timing::Async {
         if let Some(n) = env::tick(m, s, &mut silent) {
             out.push((Choice::Tick, n));
         }
@@ -119,8 +126,26 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
             }
         }
     }
+    // Replication is asynchronous: a replica catches up whenever the environment lets it.
+    for n in 0..s.redis.len() {
+        if let Some(next) = env::replicate(m, s, n, &mut silent) {
+            out.push((Choice::Replicate(n as u16), next));
+        }
+    }
     for (f, fault) in m.faults.iter().enumerate() {
         if s.faults_used[f] >= fault.budget {
+            continue;
+        }
+        if let FaultKind::Failover { server } = fault.kind {
+            for node in s.replicas(m, server) {
+                let c = Choice::Failover {
+                    fault: f as u16,
+                    node: node as u16,
+                };
+                if let Some(n) = env::failover(m, s, f, node, &mut silent) {
+                    out.push((c, n));
+                }
+            }
             continue;
         }
         for p in 0..s.procs.len() {

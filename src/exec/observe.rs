@@ -123,6 +123,16 @@ pub enum Event {
     Hung {
         pid: Pid,
     },
+    /// A replica applied a write from its replication stream.
+    Replicated {
+        node: u16,
+        key: Sym,
+    },
+    /// A server's primary failed and a replica (node index) was promoted.
+    Failover {
+        server: u16,
+        promoted: u16,
+    },
     /// `PEXPIRE` set a key's TTL.
     KeyTtl {
         key: Sym,

@@ -1,4 +1,5 @@
-//! Redis commands and `atomic` blocks (the model of a Lua script) against one node.
+//! Redis commands and `atomic` blocks (the model of a Lua script), answered by a server's
+//! current primary; its writes enter the replicas' replication streams.
 
 use super::eval::eval;
 use super::observe::{Event, Observer, Resource};
@@ -8,14 +9,16 @@ use crate::world::process::RunError;
 use crate::world::value::{Pid, Sym, Value};
 use crate::world::State;
 
-/// Runs one command and returns its reply.
+/// Runs one command on `server` and returns its reply.
 pub(super) fn run<O: Observer>(
     m: &Model,
     st: &mut State,
     pid: Pid,
     cmd: &RedisCmd,
+    server: u16,
     obs: &mut O,
 ) -> Result<Value, RunError> {
+    let n = st.node(m, server);
     let mut arg = Value::Nil;
     let reply = match cmd {
         RedisCmd::Set { key, value, nx, px } => {
@@ -25,7 +28,7 @@ pub(super) fn run<O: Observer>(
             if px.is_some() {
                 obs.read(Resource::Clock);
             }
-            let set = st.redis.set(*key, v, *nx, *px);
+            let set = st.redis[n].set(*key, v, *nx, *px);
             if set && O::EVENTS {
                 obs.event(Event::KeySet {
                     key: *key,
@@ -41,12 +44,12 @@ pub(super) fn run<O: Observer>(
         }
         RedisCmd::Get { key } => {
             obs.read(Resource::Key(*key));
-            st.redis.get(*key).map_or(Value::Nil, |k| k.value)
+            st.redis[n].get(*key).map_or(Value::Nil, |k| k.value)
         }
         RedisCmd::Pexpire { key, ttl } => {
             obs.write(Resource::Key(*key));
             obs.read(Resource::Clock);
-            let found = st.redis.expire(*key, *ttl);
+            let found = st.redis[n].expire(*key, *ttl);
             if found && O::EVENTS {
                 obs.event(Event::KeyTtl {
                     key: *key,
@@ -58,37 +61,42 @@ pub(super) fn run<O: Observer>(
         RedisCmd::Pttl { key } => {
             obs.read(Resource::Key(*key));
             obs.read(Resource::Clock);
-            Value::Int(match st.redis.get(*key) {
+            Value::Int(match st.redis[n].get(*key) {
                 None => -2,
                 Some(k) => k.ttl.map_or(-1, |t| i64::from(t) * m.tick_ms as i64),
             })
         }
         RedisCmd::Incr { key } => {
             obs.write(Resource::Key(*key));
-            let next = match st.redis.get(*key).map(|k| k.value) {
+            let next = match st.redis[n].get(*key).map(|k| k.value) {
                 None => 1,
                 Some(Value::Int(i)) => i.checked_add(1).ok_or(RunError::Overflow)?,
                 Some(_) => return Err(RunError::Type),
             };
-            st.redis.incr(*key, Value::Int(next));
+            st.redis[n].incr(*key, Value::Int(next));
             if O::EVENTS {
                 obs.event(Event::KeySet {
                     key: *key,
                     value: Value::Int(next),
-                    ttl: st.redis.get(*key).and_then(|k| k.ttl),
+                    ttl: st.redis[n].get(*key).and_then(|k| k.ttl),
                 });
             }
             Value::Int(next)
         }
         RedisCmd::Del { key } => {
             obs.write(Resource::Key(*key));
-            let n = st.redis.del(*key);
-            if n > 0 && O::EVENTS {
+            let removed = st.redis[n].del(*key);
+            if removed > 0 && O::EVENTS {
                 obs.event(Event::KeyDeleted { key: *key });
             }
-            Value::Int(n)
+            Value::Int(removed)
         }
+        RedisCmd::Wait { .. } => unreachable!("WAIT blocks: the step runs it"),
     };
+    if writes(cmd) {
+        replicate(m, st, server, cmd.key());
+        st.procs[pid.index()].last_write = Some((server, st.epochs[server as usize]));
+    }
     if O::EVENTS {
         obs.event(Event::Redis {
             cmd: cmd.clone(),
@@ -99,22 +107,48 @@ pub(super) fn run<O: Observer>(
     Ok(reply)
 }
 
+/// Whether a command changes the key (and so must be replicated).
+fn writes(cmd: &RedisCmd) -> bool {
+    !matches!(
+        cmd,
+        RedisCmd::Get { .. } | RedisCmd::Pttl { .. } | RedisCmd::Wait { .. }
+    )
+}
+
+/// Queues the key's new state for every live replica of `server` (RF-1).
+fn replicate(m: &Model, st: &mut State, server: u16, key: Sym) {
+    let w = st.redis[st.node(m, server)].state_of(key);
+    for r in st.replicas(m, server) {
+        st.redis[r].backlog.push(w.clone());
+    }
+}
+
+/// How many live replicas of `server` have applied every write so far (WAIT's count).
+#[must_use]
+pub fn acked(m: &Model, s: &State, server: u16) -> u8 {
+    s.replicas(m, server)
+        .into_iter()
+        .filter(|&r| s.redis[r].backlog.is_empty())
+        .count() as u8
+}
+
 /// Whether the command's reply would be truthy now (for `await`); changes nothing.
 #[must_use]
-pub fn would_succeed(s: &State, cmd: &RedisCmd) -> bool {
+pub fn would_succeed(m: &Model, s: &State, cmd: &RedisCmd, server: u16) -> bool {
+    let r = &s.redis[s.node(m, server)];
     match cmd {
-        RedisCmd::Set { key, nx, .. } => !*nx || s.redis.get(*key).is_none(),
-        RedisCmd::Get { key } => s.redis.get(*key).is_some_and(|k| k.value.truthy()),
-        RedisCmd::Del { key } | RedisCmd::Pexpire { key, .. } => s.redis.get(*key).is_some(),
-        RedisCmd::Pttl { .. } | RedisCmd::Incr { .. } => true,
+        RedisCmd::Set { key, nx, .. } => !*nx || r.get(*key).is_none(),
+        RedisCmd::Get { key } => r.get(*key).is_some_and(|k| k.value.truthy()),
+        RedisCmd::Del { key } | RedisCmd::Pexpire { key, .. } => r.get(*key).is_some(),
+        RedisCmd::Pttl { .. } | RedisCmd::Incr { .. } | RedisCmd::Wait { .. } => true,
     }
 }
 
 /// The process a key's value names, if it names one (a lock token `$me`): whom an `await`
 /// on that key waits for.
 #[must_use]
-pub fn key_owner(s: &State, cmd: &RedisCmd) -> Option<Pid> {
-    match s.redis.get(cmd.key())?.value {
+pub fn key_owner(m: &Model, s: &State, cmd: &RedisCmd, server: u16) -> Option<Pid> {
+    match s.redis[s.node(m, server)].get(cmd.key())?.value {
         Value::Pid(p) => Some(p),
         _ => None,
     }
@@ -126,13 +160,14 @@ pub(super) fn atomic<O: Observer>(
     st: &mut State,
     pid: Pid,
     body: &[Op],
+    server: u16,
     obs: &mut O,
 ) -> Result<(), RunError> {
     let mut pc = 0usize;
     while pc < body.len() {
         match &body[pc].kind {
-            OpKind::Redis { cmd, into } => {
-                let reply = run(m, st, pid, cmd, obs)?;
+            OpKind::Redis { cmd, into, .. } => {
+                let reply = run(m, st, pid, cmd, server, obs)?;
                 bind(st, pid, *into, reply);
             }
             k @ (OpKind::Assign { .. } | OpKind::SetGhost { .. }) => assign(m, st, pid, k, obs)?,

@@ -3,7 +3,7 @@
 use super::eval::{eval, Scope};
 use super::observe::{Event, Observer, Resource};
 use super::{redis_ops, sql};
-use crate::ir::{Isolation, Model, Op, OpKind, SqlStmt};
+use crate::ir::{Isolation, Model, Op, OpKind, RedisCmd, SqlStmt};
 use crate::world::process::{RunError, Status, Txn, Wait, Watchdog};
 use crate::world::value::{Pid, Value};
 use crate::world::State;
@@ -34,9 +34,12 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
             !super::deadlock::blocked_on_row(s, pid)
         }
         Status::Waiting(Wait::Await { .. }) => match &m.program(pid).ops[p.pc as usize].kind {
-            OpKind::AwaitRedis { cmd, .. } => redis_ops::would_succeed(s, cmd),
+            OpKind::AwaitRedis { cmd, server, .. } => redis_ops::would_succeed(m, s, cmd, *server),
             _ => false,
         },
+        Status::Waiting(Wait::Replicas { server, need }) => {
+            p.timeout_in == Some(0) || redis_ops::acked(m, s, server) >= need
+        }
         Status::Busy(_)
         | Status::Done(_)
         | Status::Errored(_)
@@ -206,17 +209,29 @@ fn visible<O: Observer>(
             into,
             on_error,
         } => sql::run(m, st, pid, stmt, into, on_error.as_ref(), obs),
-        OpKind::Redis { cmd, into } => {
-            let reply = redis_ops::run(m, st, pid, cmd, obs)?;
+        OpKind::Redis {
+            cmd: RedisCmd::Wait { replicas, timeout },
+            into,
+            server,
+        } => Ok(wait_replicas(
+            m,
+            st,
+            pid,
+            (*server, *replicas, *timeout),
+            *into,
+            obs,
+        )),
+        OpKind::Redis { cmd, into, server } => {
+            let reply = redis_ops::run(m, st, pid, cmd, *server, obs)?;
             bind(st, pid, *into, reply);
             Ok(Flow::Next)
         }
-        OpKind::AwaitRedis { cmd, into } => {
-            if !redis_ops::would_succeed(st, cmd) {
+        OpKind::AwaitRedis { cmd, into, server } => {
+            if !redis_ops::would_succeed(m, st, cmd, *server) {
                 let key = cmd.key();
                 st.procs[pid.index()].status = Status::Waiting(Wait::Await { key });
                 if O::EVENTS {
-                    let holder = redis_ops::key_owner(st, cmd);
+                    let holder = redis_ops::key_owner(m, st, cmd, *server);
                     let arg = match cmd {
                         crate::ir::RedisCmd::Set { value, .. } => {
                             eval(value, &scope(m, st, pid)).unwrap_or(Value::Nil)
@@ -235,12 +250,12 @@ fn visible<O: Observer>(
                 }
                 return Ok(Flow::Blocked);
             }
-            let reply = redis_ops::run(m, st, pid, cmd, obs)?;
+            let reply = redis_ops::run(m, st, pid, cmd, *server, obs)?;
             bind(st, pid, *into, reply);
             Ok(Flow::Next)
         }
-        OpKind::Atomic { body } => {
-            redis_ops::atomic(m, st, pid, body, obs)?;
+        OpKind::Atomic { body, server } => {
+            redis_ops::atomic(m, st, pid, body, *server, obs)?;
             Ok(Flow::Next)
         }
         OpKind::Lock { mutex } => lock(m, st, pid, *mutex, obs),
@@ -265,6 +280,58 @@ fn visible<O: Observer>(
         }
         _ => unreachable!("only visible ops reach here"),
     }
+}
+
+/// `WAIT n timeout`: replies at once when `n` replicas have every write, else waits (the
+/// resume replies however many have them by then, RF-4).
+fn wait_replicas<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    (server, need, timeout): (u16, u8, u32),
+    into: Option<u16>,
+    obs: &mut O,
+) -> Flow {
+    // A write made before a failover went to a primary that is gone: the connection that made
+    // it broke, and the client must treat that as "not acknowledged".
+    let lost = st.procs[pid.index()]
+        .last_write
+        .is_some_and(|(s, e)| s == server && e != st.epochs[server as usize]);
+    let acked = if lost {
+        0
+    } else {
+        redis_ops::acked(m, st, server)
+    };
+    let resuming = matches!(
+        st.procs[pid.index()].status,
+        Status::Waiting(Wait::Replicas { .. })
+    );
+    let cmd = RedisCmd::Wait {
+        replicas: need,
+        timeout,
+    };
+    if acked < need && !resuming && !lost {
+        let p = &mut st.procs[pid.index()];
+        p.status = Status::Waiting(Wait::Replicas { server, need });
+        p.timeout_in = Some(timeout);
+        if O::EVENTS {
+            obs.event(Event::Waits {
+                wait: Wait::Replicas { server, need },
+                holder: None,
+            });
+        }
+        return Flow::Blocked;
+    }
+    let reply = Value::Int(i64::from(acked));
+    bind(st, pid, into, reply);
+    if O::EVENTS {
+        obs.event(Event::Redis {
+            cmd,
+            arg: Value::Nil,
+            reply,
+        });
+    }
+    Flow::Next
 }
 
 fn lock<O: Observer>(

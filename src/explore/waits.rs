@@ -59,6 +59,7 @@ pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
                 owners
             }
             Wait::Await { .. } => await_owner(m, s, waiter).into_iter().collect(),
+            Wait::Replicas { .. } => Vec::new(),
         };
         for holder in holders.into_iter().filter(|&h| h != waiter) {
             out.push(Edge {
@@ -74,10 +75,10 @@ pub fn edges(m: &Model, s: &State) -> Vec<Edge> {
 /// The process named by the value of the key an `await` polls (a lock token), if any.
 fn await_owner(m: &Model, s: &State, pid: Pid) -> Option<Pid> {
     let op = &m.program(pid).ops[s.procs[pid.index()].pc as usize];
-    let OpKind::AwaitRedis { cmd, .. } = &op.kind else {
+    let OpKind::AwaitRedis { cmd, server, .. } = &op.kind else {
         return None;
     };
-    match s.redis.get(cmd.key())?.value {
+    match s.redis[s.node(m, *server)].get(cmd.key())?.value {
         Value::Pid(p) => Some(p),
         _ => None,
     }

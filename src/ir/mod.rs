@@ -46,6 +46,9 @@ pub struct Model {
     pub mutexes: Vec<String>,
     /// Service instances (process placement); index = instance id.
     pub instances: Vec<String>,
+    /// Redis servers (`redis NAME [with N replicas]`); a model that uses Redis without
+    /// declaring one gets a single server named `redis` with no replica.
+    pub redis: Vec<RedisServer>,
     /// Process groups as declared (`process buyer[2] { … }`).
     pub groups: Vec<Group>,
     /// Concrete processes, grouped in declaration order; index = [`Pid`].
@@ -187,6 +190,13 @@ pub struct Index {
     pub unique: bool,
 }
 
+/// A Redis deployment: a primary and its replicas (asynchronous replication).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedisServer {
+    pub name: String,
+    pub replicas: u8,
+}
+
 #[derive(Clone, Debug)]
 pub struct Ghost {
     pub name: String,
@@ -244,6 +254,9 @@ pub enum FaultKind {
     /// `fault hang G`: the process stops for good but its connections stay open: its
     /// transaction, row locks and watchdog live on.
     Hang,
+    /// `fault failover S`: Redis server `S`'s primary fails and Sentinel promotes one of its
+    /// replicas; writes not yet replicated to it are lost (RF-2). `Fault::group` is unused.
+    Failover { server: u16 },
 }
 
 #[derive(Clone, Debug)]
@@ -277,6 +290,9 @@ pub enum Timing {
     /// A ready step always happens before time advances.
     #[default]
     Bounded,
+    /// Time may pass between any two steps: any process may be delayed for any time (the
+    /// model under which no lease is safe without fencing, MK).
+    Async,
 }
 
 /// SQL error codes the engine raises, interned first (after `OK`) in every model's symbol
@@ -310,6 +326,21 @@ pub fn error_code(code: &str) -> Sym {
 }
 
 impl Model {
+    /// The index of server `s`'s first node in `State::redis`.
+    #[must_use]
+    pub fn redis_base(&self, s: u16) -> usize {
+        self.redis[..s as usize]
+            .iter()
+            .map(|r| 1 + r.replicas as usize)
+            .sum()
+    }
+
+    /// How many Redis nodes the model has.
+    #[must_use]
+    pub fn redis_nodes(&self) -> usize {
+        self.redis_base(self.redis.len() as u16)
+    }
+
     /// Whether any process expression reads the clock (`now()`).
     #[must_use]
     pub fn reads_clock(&self) -> bool {
@@ -327,7 +358,7 @@ impl Model {
                     _ => false,
                 },
                 OpKind::Assign { expr, .. } | OpKind::SetGhost { expr, .. } => expr.reads_clock(),
-                OpKind::Atomic { body } => body.iter().any(op_reads),
+                OpKind::Atomic { body, .. } => body.iter().any(op_reads),
                 _ => false,
             }
         }

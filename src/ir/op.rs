@@ -49,20 +49,26 @@ pub enum OpKind {
         into: Vec<u16>,
         on_error: Option<OnError>,
     },
+    /// A Redis command sent to server `server` (index into `Model::redis`): its current
+    /// primary answers.
     Redis {
         cmd: RedisCmd,
         into: Option<u16>,
+        server: u16,
     },
     /// `await CMD`: retry the Redis command until its reply is truthy (not nil, 0 or false);
     /// the process waits in between without spending steps.
     AwaitRedis {
         cmd: RedisCmd,
         into: Option<u16>,
+        server: u16,
     },
-    /// `atomic { … }`: Redis commands and local code run as one step (a Lua script). The body
-    /// holds no visible operation other than `Redis` and no delay.
+    /// `atomic { … }`: Redis commands and local code run as one step (a Lua script) on one
+    /// server. The body holds no visible operation other than `Redis` (all for `server`) and
+    /// no delay.
     Atomic {
         body: Vec<Op>,
+        server: u16,
     },
     /// Ends the process as failed with the error code held in `local` (a `retry` that ran
     /// out of attempts re-raises the last error).
@@ -193,6 +199,9 @@ pub enum RedisCmd {
     /// `INCR key`: add one to an integer value (a missing key counts as 0); keeps the TTL
     /// (RS-4, RS-10).
     Incr { key: Sym },
+    /// `WAIT replicas timeout`: block until this many replicas have every write made so far,
+    /// or `timeout` ticks pass; reply the number that have (RF-4). Not inside `atomic`.
+    Wait { replicas: u8, timeout: u32 },
 }
 
 impl OpKind {
@@ -215,7 +224,7 @@ impl OpKind {
 }
 
 impl RedisCmd {
-    /// The key the command works on.
+    /// The key the command works on (`OK` for `WAIT`, which has none).
     #[must_use]
     pub fn key(&self) -> Sym {
         match self {
@@ -225,6 +234,7 @@ impl RedisCmd {
             | RedisCmd::Pexpire { key, .. }
             | RedisCmd::Pttl { key }
             | RedisCmd::Incr { key } => *key,
+            RedisCmd::Wait { .. } => Sym::OK,
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::ir::{
-    BinOp, ColumnType, Flavour, Isolation, LockMode, PropertyKind, Span, UnOp, WaitPolicy,
+    BinOp, ColumnType, Flavour, Isolation, LockMode, PropertyKind, Span, Timing, UnOp, WaitPolicy,
 };
 
 /// A name with where it was written.
@@ -52,12 +52,18 @@ pub enum DeclKind {
         init: i64,
     },
     Mutex(Name),
-    /// `timing bounded`, the only timing, checked when parsed.
-    Timing,
+    /// `redis NAME [with N replicas]`
+    Redis {
+        name: Name,
+        replicas: u8,
+    },
+    /// `timing bounded|async`; `None` where the word was unknown (already reported).
+    Timing(Option<Timing>),
     Process(ProcessDecl),
-    /// `fault KIND GROUP [up to D] at most N [during REGION]`
+    /// `fault KIND GROUP [up to D] at most N [during REGION]`, `fault failover SERVER at most N`
     Fault {
         kind: FaultAst,
+        /// The process group, or the Redis server of a failover.
         group: Name,
         budget: u8,
         during: Option<Name>,
@@ -81,6 +87,7 @@ pub enum FaultAst {
     Crash,
     Pause(u64),
     Hang,
+    Failover,
 }
 
 #[derive(Clone, Debug)]
@@ -186,12 +193,19 @@ pub enum StmtKind {
     Lock(Name),
     Unlock(Name),
     Sql(Box<SqlText>),
+    /// A Redis command; `on` names its server.
     Redis {
         cmd: RedisAst,
         into: Option<Name>,
         wait: bool,
+        on: Option<Name>,
     },
-    Atomic(Block),
+    /// `atomic [on SERVER] { … }`; `head` is `atomic [on SERVER]`.
+    Atomic {
+        body: Block,
+        on: Option<Name>,
+        head: Span,
+    },
     /// `watchdog KEY lease D`: the lease in milliseconds (a multiple of 3, checked when parsed).
     Watchdog {
         key: Name,
@@ -269,6 +283,12 @@ pub enum RedisAst {
     },
     Pttl(Name),
     Incr(Name),
+    /// `WAIT numreplicas timeout`: the timeout in milliseconds; the span is numreplicas'.
+    Wait {
+        replicas: u8,
+        replicas_span: Span,
+        timeout: u64,
+    },
 }
 
 #[derive(Clone, Debug)]

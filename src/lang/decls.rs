@@ -9,9 +9,9 @@ use super::diag::Diagnostic;
 use super::lexer::{Tok, Token};
 use super::parser::{PResult, Parser};
 use super::suggest;
-use crate::ir::{ColumnType, Flavour, Isolation, PropertyKind, Span};
+use crate::ir::{ColumnType, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 16] = [
+pub const DECLARATIONS: [&str; 17] = [
     "model",
     "about",
     "db",
@@ -22,6 +22,7 @@ pub const DECLARATIONS: [&str; 16] = [
     "row",
     "ghost",
     "mutex",
+    "redis",
     "timing",
     "process",
     "fault",
@@ -98,6 +99,7 @@ impl Parser<'_> {
             "row" => self.row(),
             "ghost" => self.ghost(),
             "mutex" => Ok(DeclKind::Mutex(self.name("a mutex name")?)),
+            "redis" => self.redis_server(),
             "timing" => self.timing(),
             "process" => self.process(),
             "fault" => self.fault(),
@@ -280,15 +282,34 @@ impl Parser<'_> {
         })
     }
 
+    /// `timing bounded` / `timing async`.
     fn timing(&mut self) -> PResult<DeclKind> {
-        let name = self.name("a timing (`bounded`)")?;
-        if !name.text.eq_ignore_ascii_case("bounded") {
-            let msg = format!("unknown timing \"{}\"", name.text);
-            let d = Diagnostic::new(msg, name.span, "unknown timing")
-                .with_hint("only `timing bounded` exists for now");
-            self.diags.push(d);
+        let name = self.name("a timing (`bounded` or `async`)")?;
+        let timing = match name.text.to_ascii_lowercase().as_str() {
+            "bounded" => Some(Timing::Bounded),
+            "async" => Some(Timing::Async),
+            _ => {
+                let hint = suggest::hint(&name.text, ["bounded", "async"], "timings are", "");
+                let msg = format!("unknown timing \"{}\"", name.text);
+                let d = Diagnostic::new(msg, name.span, "unknown timing").with_hint(hint);
+                self.diags.push(d);
+                None
+            }
+        };
+        Ok(DeclKind::Timing(timing))
+    }
+
+    /// `redis NAME [with N replicas]` (`with 1 replica` also reads).
+    fn redis_server(&mut self) -> PResult<DeclKind> {
+        let name = self.name("a Redis server name")?;
+        let mut replicas = 0;
+        if self.eat_word("with") {
+            replicas = self.count("the number of replicas", 0..=4)? as u8;
+            if !self.eat_word("replicas") && !self.eat_word("replica") {
+                return self.unexpected("`replicas`");
+            }
         }
-        Ok(DeclKind::Timing)
+        Ok(DeclKind::Redis { name, replicas })
     }
 
     /// `table T (col type [primary key], …)`; the list may span lines.
@@ -429,10 +450,10 @@ impl Parser<'_> {
     }
 
     /// `fault crash|hang GROUP at most N [during REGION]`,
-    /// `fault pause GROUP up to D at most N [during REGION]`.
+    /// `fault pause GROUP up to D at most N [during REGION]`, `fault failover SERVER at most N`.
     fn fault(&mut self) -> PResult<DeclKind> {
-        const KINDS: [&str; 3] = ["crash", "pause", "hang"];
-        let word = self.name("a fault kind (`crash`, `pause` or `hang`)")?;
+        const KINDS: [&str; 4] = ["crash", "pause", "hang", "failover"];
+        let word = self.name("a fault kind (`crash`, `pause`, `hang` or `failover`)")?;
         let lower = word.text.to_ascii_lowercase();
         if !KINDS.contains(&lower.as_str()) {
             let hint = suggest::hint(&word.text, KINDS, "the faults are", "");
@@ -440,10 +461,15 @@ impl Parser<'_> {
             let d = Diagnostic::new(msg, word.span, "unknown fault").with_hint(hint);
             return self.fail(d);
         }
-        let group = self.name("a process group")?;
+        let group = if lower == "failover" {
+            self.name("a Redis server name")?
+        } else {
+            self.name("a process group")?
+        };
         let (kind, what) = match lower.as_str() {
             "crash" => (FaultAst::Crash, "the number of crashes"),
             "hang" => (FaultAst::Hang, "the number of hangs"),
+            "failover" => (FaultAst::Failover, "the number of failovers"),
             _ => {
                 if !self.eat_word("up") {
                     return self.unexpected("`up to` and the longest pause, like `up to 2s`");
@@ -455,11 +481,21 @@ impl Parser<'_> {
         self.expect_word("at")?;
         self.expect_word("most")?;
         let budget = self.count(what, 1..=255)? as u8;
+        let start = self.pos;
         let during = if self.eat_word("during") {
             Some(self.name("a region name")?)
         } else {
             None
         };
+        if let (FaultAst::Failover, Some(_)) = (kind, &during) {
+            let span = self.span_from(start);
+            let d = Diagnostic::new("`during` does not apply to a failover", span, "not here")
+                .with_hint(
+                    "a failover happens to a Redis server, not inside a process's region; \
+                     remove `during …`",
+                );
+            return self.fail(d);
+        }
         Ok(DeclKind::Fault {
             kind,
             group,

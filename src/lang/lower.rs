@@ -14,7 +14,7 @@ use super::suggest;
 use super::ParseOptions;
 use crate::ir::{
     Db, Expect, Fault, FaultKind, Flavour, Ghost, Group, Isolation, Model, Pid, Process, Property,
-    Settings, Span,
+    RedisServer, Settings, Span,
 };
 
 /// Builds the model; every problem found goes to `diags`.
@@ -36,6 +36,7 @@ pub fn lower(
     let settings = settings(&mut cx, decls, opts.db.is_some());
     lower_schema(&mut cx, decls, db.is_some());
     ghosts_and_mutexes(&mut cx, decls);
+    redis_servers(&mut cx, decls);
     let processes: Vec<&ProcessDecl> = declare_groups(&mut cx, decls, &mut model);
     for (g, decl) in processes.iter().enumerate() {
         let (program, regions) = lower_program(&mut cx, decl);
@@ -89,6 +90,9 @@ fn finish(
     });
     model.ghosts = cx.ghosts;
     model.mutexes = cx.mutexes;
+    if cx.redis_declared || cx.redis_used {
+        model.redis = cx.redis;
+    }
     model.symbols = cx.symbols.into_iter().collect();
     model
 }
@@ -201,7 +205,12 @@ fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
             DeclKind::Model(_) => "model",
             DeclKind::About(_) => "about",
             DeclKind::Db { .. } => "db",
-            DeclKind::Timing => "timing",
+            DeclKind::Timing(timing) => {
+                if let (false, Some(t)) = (seen.contains_key("timing"), timing) {
+                    model.timing = *t;
+                }
+                "timing"
+            }
             _ => continue,
         };
         if let Some(first) = seen.get(what) {
@@ -270,6 +279,29 @@ fn ghosts_and_mutexes(cx: &mut Cx, decls: &[Decl]) {
     }
 }
 
+/// The `redis NAME [with N replicas]` lines; without any, the implicit server `redis`
+/// (kept in the model only if something uses Redis).
+fn redis_servers(cx: &mut Cx, decls: &[Decl]) {
+    let mut seen = HashMap::new();
+    for decl in decls {
+        if let DeclKind::Redis { name, replicas } = &decl.kind {
+            cx.redis_declared = true;
+            if !duplicate(cx, &mut seen, name, "Redis server") {
+                cx.redis.push(RedisServer {
+                    name: name.text.clone(),
+                    replicas: *replicas,
+                });
+            }
+        }
+    }
+    if !cx.redis_declared {
+        cx.redis.push(RedisServer {
+            name: "redis".into(),
+            replicas: 0,
+        });
+    }
+}
+
 /// Assigns pids and instances to every group; returns the groups' declarations in order.
 fn declare_groups<'a>(cx: &mut Cx, decls: &'a [Decl], model: &mut Model) -> Vec<&'a ProcessDecl> {
     let mut seen = HashMap::new();
@@ -333,6 +365,19 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                 cx.durations.push(ms);
                 FaultKind::Pause { max: ms as u32 }
             }
+            FaultAst::Failover => {
+                let Some(server) = failover_server(cx, group) else {
+                    continue;
+                };
+                model.faults.push(Fault {
+                    kind: FaultKind::Failover { server },
+                    group: 0,
+                    budget: *budget,
+                    during: None,
+                    span: decl.span,
+                });
+                continue;
+            }
         };
         let Some(group) = cx.group(group) else {
             continue;
@@ -352,6 +397,28 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
             span: decl.span,
         });
     }
+}
+
+/// The server of `fault failover NAME`: it must have a replica to promote.
+fn failover_server(cx: &mut Cx, name: &super::ast::Name) -> Option<u16> {
+    let server = cx.server(name)?;
+    if cx.redis[usize::from(server)].replicas == 0 {
+        let msg = format!("`{}` has no replica to fail over to", name.text);
+        let hint = if cx.redis_declared {
+            format!(
+                "a failover promotes a replica: declare `redis {} with 1 replica`",
+                name.text
+            )
+        } else {
+            "a failover promotes a replica: declare the server with one, like \
+             `redis cache with 1 replica`"
+                .to_string()
+        };
+        let d = Diagnostic::new(msg, name.span, "no replica").with_hint(hint);
+        cx.report(d);
+        return None;
+    }
+    Some(server)
 }
 
 fn properties(cx: &mut Cx, decls: &[Decl], model: &mut Model) {

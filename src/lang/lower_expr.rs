@@ -130,7 +130,10 @@ fn world(cx: &mut Cx, e: &ast::Expr) -> Option<Expr> {
                 column: c,
             }
         }
-        ExprKind::Key(key) => Expr::Key(cx.intern(&key.text)),
+        ExprKind::Key(key) => {
+            cx.redis_used = true;
+            Expr::Key(cx.intern(&key.text))
+        }
         ExprKind::Count { group, status } => {
             let g = cx.group(group);
             let status = status_kind(cx, status)?;

@@ -22,6 +22,8 @@ mod tests;
 mod tests_db;
 #[cfg(test)]
 mod tests_faults;
+#[cfg(test)]
+mod tests_redis;
 
 pub use diag::{Diagnostic, Diagnostics};
 

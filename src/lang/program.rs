@@ -28,6 +28,7 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) 
         locals: Locals::new(decl.defined.clone()),
         loops: Vec::new(),
         in_atomic: false,
+        atomic_server: None,
         repeats: 0,
         retries: 0,
         handlers: Vec::new(),
@@ -54,6 +55,8 @@ struct Builder<'a, 'd> {
     /// `atomic` boundary, which `break` may not cross.
     loops: Vec<Option<Vec<usize>>>,
     in_atomic: bool,
+    /// The server of the enclosing `atomic` block, when it resolved.
+    atomic_server: Option<u16>,
     repeats: usize,
     retries: usize,
     /// Open `retry` blocks, innermost last: the handler their SQL statements get.
@@ -101,8 +104,12 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Unlock(_) => "`unlock`",
         StmtKind::Work(_) => "`work`",
         StmtKind::Sleep(_) => "`sleep`",
+        StmtKind::Redis {
+            cmd: RedisAst::Wait { .. },
+            ..
+        } => "`WAIT`",
         StmtKind::Redis { wait: true, .. } => "`await`",
-        StmtKind::Atomic(_) => "a nested `atomic`",
+        StmtKind::Atomic { .. } => "a nested `atomic`",
         StmtKind::Return(_) => "`return`",
         StmtKind::Retry { .. } => "`retry`",
         StmtKind::Watchdog { .. } | StmtKind::WatchdogStop => "`watchdog`",
@@ -144,7 +151,7 @@ impl Builder<'_, '_> {
             } => self.retry(*attempts, codes, *backoff, *head, body, ops),
             StmtKind::Region { name, body } => self.region(name, body, ops),
             _ => {
-                if let Some(kind) = self.op(&s.kind) {
+                if let Some(kind) = self.op(&s.kind, s.span) {
                     let handled = matches!(
                         &kind,
                         OpKind::Sql {
@@ -165,7 +172,7 @@ impl Builder<'_, '_> {
     }
 
     /// The one op of a statement without control flow; `None` when it was reported.
-    fn op(&mut self, kind: &StmtKind) -> Option<OpKind> {
+    fn op(&mut self, kind: &StmtKind, span: Span) -> Option<OpKind> {
         Some(match kind {
             StmtKind::SetLocal { name, expr } => {
                 let expr = self.code(expr);
@@ -189,17 +196,25 @@ impl Builder<'_, '_> {
                 mutex: self.cx.mutex(m)?,
             },
             StmtKind::Sql(sql) => self.sql(sql)?,
-            StmtKind::Redis { cmd, into, wait } => {
-                let cmd = self.redis(cmd);
+            StmtKind::Redis {
+                cmd,
+                into,
+                wait,
+                on,
+            } => {
+                let server = self.server(on.as_ref(), span, "GET key on NAME");
+                let cmd = self.redis(cmd, server);
                 let into = into.as_ref().map(|n| self.locals.bind(&n.text));
+                let (cmd, server) = (cmd?, server?);
                 if *wait {
-                    OpKind::AwaitRedis { cmd, into }
+                    OpKind::AwaitRedis { cmd, into, server }
                 } else {
-                    OpKind::Redis { cmd, into }
+                    OpKind::Redis { cmd, into, server }
                 }
             }
-            StmtKind::Atomic(body) => self.atomic(body),
+            StmtKind::Atomic { body, on, head } => self.atomic(body, on.as_ref(), *head)?,
             StmtKind::Watchdog { key, lease } => {
+                self.cx.redis_used = true;
                 // The watchdog renews every lease/3: that period counts toward the tick too.
                 self.cx.durations.push(lease / 3);
                 OpKind::WatchdogStart {
@@ -443,18 +458,51 @@ impl Builder<'_, '_> {
         });
     }
 
-    fn atomic(&mut self, body: &Block) -> OpKind {
+    fn atomic(&mut self, body: &Block, on: Option<&Name>, head: Span) -> Option<OpKind> {
+        let server = self.server(on, head, "atomic on NAME { … }");
         let mut inner = Vec::new();
         self.in_atomic = true;
+        self.atomic_server = server;
         self.loops.push(None);
         self.block(body, &mut inner);
         self.loops.pop();
         self.in_atomic = false;
-        OpKind::Atomic { body: inner }
+        self.atomic_server = None;
+        Some(OpKind::Atomic {
+            body: inner,
+            server: server?,
+        })
     }
 
-    fn redis(&mut self, cmd: &RedisAst) -> RedisCmd {
-        match cmd {
+    /// The server a command or `atomic` block runs on: its `on NAME`, the enclosing atomic
+    /// block's, or the only one. `example` shows how to name one (see [`Cx::only_server`]).
+    fn server(&mut self, on: Option<&Name>, span: Span, example: &str) -> Option<u16> {
+        self.cx.redis_used = true;
+        let server = match on {
+            Some(name) => self.cx.server(name)?,
+            None if self.in_atomic => return Some(self.atomic_server.unwrap_or(0)),
+            None => return self.cx.only_server(span, example),
+        };
+        match self.atomic_server {
+            Some(outer) if self.in_atomic && outer != server => {
+                let names = |s: u16| self.cx.redis[usize::from(s)].name.clone();
+                let (outer, this) = (names(outer), names(server));
+                let msg = format!("a command inside `atomic on {outer}` names `{this}`");
+                let d = Diagnostic::new(msg, on.map_or(span, |n| n.span), "another server")
+                    .with_hint(
+                        "an atomic block runs on one server, as a Lua script does; \
+                         move the command out of the block",
+                    );
+                self.cx.report(d);
+                None
+            }
+            _ => Some(server),
+        }
+    }
+
+    /// A Redis command; `WAIT` is checked against the server's replicas when it is known.
+    fn redis(&mut self, cmd: &RedisAst, server: Option<u16>) -> Option<RedisCmd> {
+        Some(match cmd {
             RedisAst::Set { key, value, nx, px } => RedisCmd::Set {
                 key: self.cx.intern(&key.text),
                 value: self.code(value),
@@ -477,7 +525,48 @@ impl Builder<'_, '_> {
             RedisAst::Incr(key) => RedisCmd::Incr {
                 key: self.cx.intern(&key.text),
             },
+            RedisAst::Wait {
+                replicas,
+                replicas_span,
+                timeout,
+            } => {
+                let timeout = self.ms(*timeout);
+                if let Some(s) = server {
+                    self.replicas_exist(s, *replicas, *replicas_span)?;
+                }
+                RedisCmd::Wait {
+                    replicas: *replicas,
+                    timeout,
+                }
+            }
+        })
+    }
+
+    /// `WAIT n` on server `s`: `s` has at least `n` replicas, else it is reported.
+    fn replicas_exist(&mut self, s: u16, wanted: u8, span: Span) -> Option<()> {
+        let server = &self.cx.redis[usize::from(s)];
+        if wanted <= server.replicas {
+            return Some(());
         }
+        let (name, has) = (server.name.clone(), server.replicas);
+        let plural = |n: u8| if n == 1 { "replica" } else { "replicas" };
+        let label = match has {
+            0 => format!("`{name}` has no replica"),
+            n => format!("`{name}` has {n} {}", plural(n)),
+        };
+        let declare = if self.cx.redis_declared {
+            format!("redis {name} with {wanted} {}", plural(wanted))
+        } else {
+            format!("redis NAME with {wanted} {}", plural(wanted))
+        };
+        let hint = match has {
+            0 => format!("WAIT counts the replicas that have the writes: declare `{declare}`"),
+            n => format!("declare `{declare}`, or wait for at most {n}"),
+        };
+        let msg = format!("WAIT {wanted} asks for more replicas than `{name}` has");
+        self.cx
+            .report(Diagnostic::new(msg, span, label).with_hint(hint));
+        None
     }
 
     fn sql(&mut self, sql: &SqlText) -> Option<OpKind> {
@@ -535,10 +624,12 @@ pub fn apply_tick(ops: &mut [Op], tick: u64) {
             OpKind::Work { ticks } | OpKind::Sleep { ticks } => scale(ticks),
             OpKind::WatchdogStart { lease, .. } => scale(lease),
             OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => match cmd {
-                RedisCmd::Set { px: Some(t), .. } | RedisCmd::Pexpire { ttl: t, .. } => scale(t),
+                RedisCmd::Set { px: Some(t), .. }
+                | RedisCmd::Pexpire { ttl: t, .. }
+                | RedisCmd::Wait { timeout: t, .. } => scale(t),
                 _ => {}
             },
-            OpKind::Atomic { body } => apply_tick(body, tick),
+            OpKind::Atomic { body, .. } => apply_tick(body, tick),
             _ => {}
         }
     }

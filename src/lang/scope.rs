@@ -6,7 +6,7 @@ use super::ast::Name;
 use super::diag::Diagnostic;
 use super::program::Region;
 use super::suggest;
-use crate::ir::{Flavour, Ghost, Span, Sym, Table};
+use crate::ir::{Flavour, Ghost, RedisServer, Span, Sym, Table};
 
 /// A declared process group, before its program is lowered.
 #[derive(Clone, Debug)]
@@ -28,6 +28,12 @@ pub struct Cx<'d> {
     pub ghosts: Vec<Ghost>,
     pub mutexes: Vec<String>,
     pub groups: Vec<GroupInfo>,
+    /// The Redis servers: the declared ones, or else the implicit `redis` without replicas.
+    pub redis: Vec<RedisServer>,
+    /// Some `redis NAME` line declared the servers (else `redis` holds the implicit one).
+    pub redis_declared: bool,
+    /// Something uses Redis: a command, `atomic`, `watchdog` or `redis(key)`.
+    pub redis_used: bool,
     /// Every duration written in the file, in milliseconds (for the tick).
     pub durations: Vec<u64>,
 }
@@ -44,6 +50,9 @@ impl<'d> Cx<'d> {
             ghosts: Vec::new(),
             mutexes: Vec::new(),
             groups: Vec::new(),
+            redis: Vec::new(),
+            redis_declared: false,
+            redis_used: false,
             durations: Vec::new(),
         }
     }
@@ -144,5 +153,42 @@ impl<'d> Cx<'d> {
             none.as_str(),
         ];
         self.find(name, &known, what).map(|i| ranges[i])
+    }
+
+    /// The index of the Redis server `on NAME` names.
+    pub fn server(&mut self, name: &Name) -> Option<u16> {
+        if let Some(i) = self.redis.iter().position(|r| r.name == name.text) {
+            return Some(i as u16);
+        }
+        let msg = format!("unknown Redis server \"{}\"", name.text);
+        let hint = if self.redis_declared {
+            let known = self.redis.iter().map(|r| r.name.as_str());
+            suggest::hint(&name.text, known, "Redis servers are", "")
+        } else {
+            format!(
+                "no Redis server is declared: add `redis {}` (the implicit one is `redis`)",
+                name.text
+            )
+        };
+        let d = Diagnostic::new(msg, name.span, "no such server").with_hint(hint);
+        self.report(d);
+        None
+    }
+
+    /// The server of a command without `on NAME`: the only one, else an error at `span`.
+    /// `example` shows how to name one, with `NAME` for the server.
+    pub fn only_server(&mut self, span: Span, example: &str) -> Option<u16> {
+        if self.redis.len() == 1 {
+            return Some(0);
+        }
+        let names: Vec<String> = self.redis.iter().map(|r| format!("`{}`", r.name)).collect();
+        let example = example.replace("NAME", &self.redis[0].name);
+        let d = Diagnostic::new("which Redis server? add `on NAME`", span, "no `on NAME`")
+            .with_hint(format!(
+                "the model declares several Redis servers ({}); name one, like `{example}`",
+                names.join(", ")
+            ));
+        self.report(d);
+        None
     }
 }

@@ -8,10 +8,10 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 28] = [
+const STATEMENTS: [&str; 29] = [
     "if", "else", "repeat", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
     "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
-    "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "watchdog", "region",
+    "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "WAIT", "watchdog", "region",
 ];
 
 /// The Redis commands, lower-case.
@@ -104,7 +104,7 @@ impl Parser<'_> {
             return self.sql_stmt();
         }
         match lower.as_str() {
-            "set" | "get" | "del" | "pexpire" | "pttl" | "incr" => self.redis(false),
+            "set" | "get" | "del" | "pexpire" | "pttl" | "incr" | "wait" => self.redis(false),
             "watchdog" => self.watchdog(),
             "region" => self.region(),
             "if" => self.if_stmt(),
@@ -114,10 +114,7 @@ impl Parser<'_> {
             "work" | "sleep" => self.delay(lower == "work"),
             "lock" | "unlock" => self.lock(lower == "lock"),
             "await" => self.await_stmt(),
-            "atomic" => {
-                self.bump();
-                Ok(StmtKind::Atomic(self.block()?.0))
-            }
+            "atomic" => self.atomic(),
             "break" => {
                 self.bump();
                 Ok(StmtKind::Break)
@@ -322,9 +319,18 @@ impl Parser<'_> {
         Ok((ms, span))
     }
 
-    /// `await CMD …`: any Redis command.
+    /// `await CMD …`: any Redis command but `WAIT`.
     fn await_stmt(&mut self) -> PResult<StmtKind> {
         self.bump();
+        if self.at_word("wait") {
+            let span = self.peek().span;
+            let d = Diagnostic::new("`WAIT` cannot follow `await`", span, "blocks by itself")
+                .with_hint(
+                    "WAIT already blocks until the replicas have the writes or the timeout \
+                     passes; test its reply instead: `WAIT 1 100 into $n`",
+                );
+            return self.fail(d);
+        }
         let redis = REDIS.iter().any(|c| self.at_word(c));
         if !redis {
             return self
@@ -333,34 +339,79 @@ impl Parser<'_> {
         self.redis(true)
     }
 
-    /// `SET key value [NX] [PX ms] [into $x]`, `PEXPIRE key ms [into $x]`, and
-    /// `GET`/`DEL`/`PTTL`/`INCR key [into $x]`.
+    /// `atomic [on SERVER] { … }`
+    fn atomic(&mut self) -> PResult<StmtKind> {
+        let start = self.pos;
+        self.bump();
+        let on = if self.eat_word("on") {
+            Some(self.name("a Redis server name")?)
+        } else {
+            None
+        };
+        let head = self.span_from(start);
+        self.skip_newlines_before(|p| p.at_punct("{"));
+        let body = self.block()?.0;
+        Ok(StmtKind::Atomic { body, on, head })
+    }
+
+    /// `SET key value [NX] [PX ms]`, `PEXPIRE key ms`, `WAIT numreplicas timeout` and
+    /// `GET`/`DEL`/`PTTL`/`INCR key`, each followed by `[on SERVER] [into $x]`.
     fn redis(&mut self, wait: bool) -> PResult<StmtKind> {
         let command = self.name("a Redis command")?.text.to_ascii_uppercase();
-        let key = self.redis_key()?;
-        let mut into = None;
-        let cmd = match command.as_str() {
-            "SET" => {
-                let value = self.expr()?;
-                let (nx, px) = self.set_options(&mut into)?;
-                RedisAst::Set { key, value, nx, px }
+        let cmd = if command == "WAIT" {
+            let start = self.pos;
+            let replicas = self.count("the number of replicas", 0..=255)? as u8;
+            let replicas_span = self.span_from(start);
+            let timeout = self.ttl("WAIT")?;
+            RedisAst::Wait {
+                replicas,
+                replicas_span,
+                timeout,
             }
-            "PEXPIRE" => {
-                let ttl = self.ttl("PEXPIRE")?;
-                self.redis_into(&mut into, "PEXPIRE")?;
-                RedisAst::Pexpire { key, ttl }
-            }
-            _ => {
-                self.redis_into(&mut into, &command)?;
-                match command.as_str() {
-                    "GET" => RedisAst::Get(key),
-                    "PTTL" => RedisAst::Pttl(key),
-                    "INCR" => RedisAst::Incr(key),
-                    _ => RedisAst::Del(key),
+        } else {
+            let key = self.redis_key()?;
+            match command.as_str() {
+                "SET" => {
+                    let value = self.expr()?;
+                    let (nx, px) = self.set_options()?;
+                    RedisAst::Set { key, value, nx, px }
                 }
+                "PEXPIRE" => RedisAst::Pexpire {
+                    key,
+                    ttl: self.ttl("PEXPIRE")?,
+                },
+                "GET" => RedisAst::Get(key),
+                "PTTL" => RedisAst::Pttl(key),
+                "INCR" => RedisAst::Incr(key),
+                _ => RedisAst::Del(key),
             }
         };
-        Ok(StmtKind::Redis { cmd, into, wait })
+        let on = if self.eat_word("on") {
+            Some(self.name("a Redis server name")?)
+        } else {
+            None
+        };
+        if on.is_some() && (self.at_word("nx") || self.at_word("px")) {
+            let span = self.peek().span;
+            let d = Diagnostic::new("SET's options go before `on`", span, "after `on NAME`")
+                .with_hint("write the options first: `SET key value NX PX 300 on NAME`");
+            return self.fail(d);
+        }
+        let into = self.redis_into(&command, on.is_none())?;
+        if into.is_some() && self.at_word("on") {
+            let span = self.peek().span;
+            let d = Diagnostic::new("`on NAME` goes before `into`", span, "after `into`")
+                .with_hint(format!(
+                    "name the server, then bind the reply: `{command} … on NAME into $x`"
+                ));
+            return self.fail(d);
+        }
+        Ok(StmtKind::Redis {
+            cmd,
+            into,
+            wait,
+            on,
+        })
     }
 
     /// `watchdog KEY lease D` / `watchdog stop`.
@@ -420,13 +471,17 @@ impl Parser<'_> {
         Ok(Name { text, span: t.span })
     }
 
-    fn set_options(&mut self, into: &mut Option<Name>) -> PResult<(bool, Option<u64>)> {
+    /// SET's `NX` and `PX ms`, in any order; stops at `on`, `into`, a local or the end.
+    fn set_options(&mut self) -> PResult<(bool, Option<u64>)> {
         let (mut nx, mut px) = (false, None);
-        while !self.at_stmt_end() {
+        while !self.at_stmt_end() && !self.at_word("on") && !self.at_word("into") {
             let option = match &self.peek().tok {
                 Tok::Word(w) => w.to_ascii_uppercase(),
+                Tok::Local(_) => break,
                 _ => {
-                    return self.unexpected("`NX`, `PX ms`, `into $x` or the end of the statement")
+                    return self.unexpected(
+                        "`NX`, `PX ms`, `on NAME`, `into $x` or the end of the statement",
+                    )
                 }
             };
             match option.as_str() {
@@ -435,7 +490,6 @@ impl Parser<'_> {
                     self.once(px.is_some(), "PX")?;
                     px = Some(self.ttl("PX")?);
                 }
-                "INTO" => self.redis_into(into, "SET")?,
                 _ => return self.unknown_option(),
             }
         }
@@ -462,22 +516,26 @@ impl Parser<'_> {
                 .with_hint("interlock models `NX` and `PX ms` (a TTL in milliseconds)");
             return self.fail(d);
         }
-        let hint = match suggest::closest(&word, ["NX", "PX", "into"]) {
+        let hint = match suggest::closest(&word, ["NX", "PX", "on", "into"]) {
             Some(best) => format!("did you mean `{best}`?"),
-            None => "SET takes `NX`, `PX ms` and `into $x`".to_string(),
+            None => "SET takes `NX`, `PX ms`, `on NAME` and `into $x`".to_string(),
         };
         let msg = format!("unknown SET option \"{word}\"");
         self.fail(Diagnostic::new(msg, t.span, "unknown option").with_hint(hint))
     }
 
-    /// The TTL of `PX ms` or `PEXPIRE key ms`: a positive integer count of milliseconds
-    /// (`2s` is also read).
+    /// The TTL of `PX ms` or `PEXPIRE key ms`, or WAIT's timeout: a positive integer count
+    /// of milliseconds (`2s` is also read).
     fn ttl(&mut self, command: &str) -> PResult<u64> {
         let start = self.pos;
         let negative = self.eat_punct("-");
         let t = self.peek().clone();
         let Tok::Num { value, suffix } = t.tok else {
-            return self.unexpected("a TTL in milliseconds");
+            return self.unexpected(if command == "WAIT" {
+                "a timeout in milliseconds"
+            } else {
+                "a TTL in milliseconds"
+            });
         };
         self.bump();
         let factor = match suffix.as_deref().map(str::to_ascii_lowercase).as_deref() {
@@ -487,23 +545,36 @@ impl Parser<'_> {
         };
         if negative || value == 0 {
             let span = self.span_from(start);
-            let msg = format!("{command} must be a positive integer");
-            let hint = if command == "PX" {
-                "PX is the key's time to live in milliseconds, e.g. `PX 3000`"
-            } else {
-                "PEXPIRE sets the key's time to live in milliseconds, e.g. `PEXPIRE lock 3000`; \
-                 to remove the key, use `DEL`"
+            let (msg, label, hint) = match command {
+                "PX" => (
+                    "PX must be a positive integer",
+                    "not a valid TTL",
+                    "PX is the key's time to live in milliseconds, e.g. `PX 3000`",
+                ),
+                "WAIT" => (
+                    "WAIT's timeout must be a positive integer",
+                    "not a valid timeout",
+                    "the timeout is in milliseconds, e.g. `WAIT 1 100`; waiting forever \
+                     (`0` in Redis) is not modelled",
+                ),
+                _ => (
+                    "PEXPIRE must be a positive integer",
+                    "not a valid TTL",
+                    "PEXPIRE sets the key's time to live in milliseconds, e.g. \
+                     `PEXPIRE lock 3000`; to remove the key, use `DEL`",
+                ),
             };
-            let d = Diagnostic::new(msg, span, "not a valid TTL").with_hint(hint);
+            let d = Diagnostic::new(msg, span, label).with_hint(hint);
             return self.fail(d);
         }
         Ok(self.checked_ms(value, factor, t.span)?.0)
     }
 
     /// An optional `into $x`; anything else before the end of the statement is an error.
-    fn redis_into(&mut self, into: &mut Option<Name>, command: &str) -> PResult<()> {
+    /// `on` says whether `on NAME` may still come.
+    fn redis_into(&mut self, command: &str, on: bool) -> PResult<Option<Name>> {
         if self.at_stmt_end() {
-            return Ok(());
+            return Ok(None);
         }
         if let Tok::Local(name) = &self.peek().tok {
             let msg = format!("`{command}` takes `into` before `${name}`");
@@ -511,20 +582,12 @@ impl Parser<'_> {
                 .with_hint(format!("write `into ${name}` to bind the reply"));
             return self.fail(d);
         }
-        if !self.at_word("into") {
-            let what = format!("`into $x` or the end of the {command} command");
+        if !self.eat_word("into") {
+            let on = if on { "`on NAME`, " } else { "" };
+            let what = format!("{on}`into $x` or the end of the {command} command");
             return self.unexpected(&what);
         }
-        let span = self.bump().span;
-        if into.is_some() {
-            return self.fail(Diagnostic::new(
-                "`into` given twice",
-                span,
-                "repeated option",
-            ));
-        }
-        *into = Some(self.bound_local()?);
-        Ok(())
+        Ok(Some(self.bound_local()?))
     }
 
     /// A `$local` to bind a result to.

@@ -2,8 +2,8 @@
 
 use super::parse;
 use crate::ir::{
-    BinOp, ColumnType, Expect, Expr, LockClause, LockMode, Model, OpKind, Pid, RedisCmd, SqlStmt,
-    StatusKind, Sym, Value, WaitPolicy,
+    BinOp, ColumnType, Expect, Expr, LockClause, LockMode, Model, OpKind, Pid, RedisCmd,
+    RedisServer, SqlStmt, StatusKind, Sym, Value, WaitPolicy,
 };
 
 const EXAMPLE: &str = r#"model "Optimistic lock without the version condition"
@@ -260,6 +260,7 @@ fn redis_lock_with_atomic_release() {
     let OpKind::AwaitRedis {
         cmd: RedisCmd::Set { key, value, nx, px },
         into,
+        server: 0,
     } = &ops[0]
     else {
         panic!("{:?}", ops[0])
@@ -269,14 +270,15 @@ fn redis_lock_with_atomic_release() {
         ("lock", &Expr::Me, true, Some(1), Some(0))
     );
     assert_eq!(m.tick_ms, 3000);
-    let OpKind::Atomic { body } = &ops[1] else {
+    let OpKind::Atomic { body, server: 0 } = &ops[1] else {
         panic!()
     };
     assert!(matches!(
         body[0].kind,
         OpKind::Redis {
             cmd: RedisCmd::Get { .. },
-            into: Some(1)
+            into: Some(1),
+            server: 0,
         }
     ));
     assert!(matches!(body[1].kind, OpKind::JumpUnless { target: 3, .. }));
@@ -284,10 +286,18 @@ fn redis_lock_with_atomic_release() {
         body[2].kind,
         OpKind::Redis {
             cmd: RedisCmd::Del { .. },
-            into: None
+            into: None,
+            server: 0,
         }
     ));
     assert_eq!(body.len(), 3);
+    assert_eq!(
+        m.redis,
+        vec![RedisServer {
+            name: "redis".into(),
+            replicas: 0
+        }]
+    );
 }
 
 #[test]

@@ -49,6 +49,7 @@ fn pexpire_pttl_and_incr_lower_everywhere() {
     let OpKind::Redis {
         cmd: RedisCmd::Pexpire { key, ttl: 3 },
         into: Some(0),
+        server: 0,
     } = &ops[0]
     else {
         panic!("{:?}", ops[0])
@@ -58,18 +59,20 @@ fn pexpire_pttl_and_incr_lower_everywhere() {
         ops[1],
         OpKind::Redis {
             cmd: RedisCmd::Pttl { .. },
-            into: Some(1)
+            into: Some(1),
+            server: 0,
         }
     ));
     let OpKind::Redis {
         cmd: RedisCmd::Incr { key },
         into: None,
+        server: 0,
     } = &ops[2]
     else {
         panic!("{:?}", ops[2])
     };
     assert_eq!(m.symbol(*key), "hits");
-    let OpKind::Atomic { body } = &ops[3] else {
+    let OpKind::Atomic { body, server: 0 } = &ops[3] else {
         panic!("{:?}", ops[3])
     };
     let inner: Vec<&OpKind> = body.iter().map(|o| &o.kind).collect();
@@ -78,7 +81,8 @@ fn pexpire_pttl_and_incr_lower_everywhere() {
         [
             OpKind::Redis {
                 cmd: RedisCmd::Pexpire { ttl: 20, .. },
-                into: None
+                into: None,
+                server: 0,
             },
             OpKind::Redis {
                 cmd: RedisCmd::Pttl { .. },
@@ -86,7 +90,8 @@ fn pexpire_pttl_and_incr_lower_everywhere() {
             },
             OpKind::Redis {
                 cmd: RedisCmd::Incr { .. },
-                into: Some(2)
+                into: Some(2),
+                server: 0,
             },
         ]
     ));
@@ -94,7 +99,8 @@ fn pexpire_pttl_and_incr_lower_everywhere() {
         ops[4],
         OpKind::AwaitRedis {
             cmd: RedisCmd::Pexpire { ttl: 6, .. },
-            into: Some(3)
+            into: Some(3),
+            server: 0,
         }
     ));
 }

@@ -111,6 +111,16 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                     m.process_name(*pid)
                 ));
             }
+            Event::Replicated { node, key } => world.push(format!(
+                "{} replicates {}",
+                node_name(m, *node),
+                m.symbol(*key)
+            )),
+            Event::Failover { server, promoted } => doing.push(format!(
+                "✗ {}'s primary fails; Sentinel promotes {}",
+                m.redis[*server as usize].name,
+                node_name(m, *promoted)
+            )),
             Event::KeyTtl { key, ttl } => world.push(format!(
                 "{} expires in {}",
                 m.symbol(*key),
@@ -220,6 +230,9 @@ fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
         }
         RedisCmd::Pttl { key } => format!("PTTL {}", m.symbol(*key)),
         RedisCmd::Incr { key } => format!("INCR {}", m.symbol(*key)),
+        RedisCmd::Wait { replicas, timeout } => {
+            format!("WAIT {replicas} {}", u64::from(*timeout) * m.tick_ms)
+        }
     }
 }
 
@@ -255,6 +268,9 @@ pub fn wait_name(m: &Model, w: Wait) -> String {
             format!("mutex {} on {}", m.mutexes[mutex], m.instances[inst])
         }
         Wait::Gap { table, key } => format!("the gap where {} goes", row_name(m, table, key)),
+        Wait::Replicas { server, need } => {
+            format!("{need} replica(s) of {}", m.redis[server as usize].name)
+        }
         Wait::Await { key } => format!("key {}", m.symbol(key)),
     }
 }
@@ -267,4 +283,22 @@ pub fn ms(m: &Model, ticks: u64) -> String {
     } else {
         format!("{v}ms")
     }
+}
+
+/// A Redis node by server and position: `cache` for a primary as declared, `cache/replica1`.
+fn node_name(m: &Model, node: u16) -> String {
+    let mut base = 0usize;
+    for r in &m.redis {
+        let n = 1 + r.replicas as usize;
+        if (node as usize) < base + n {
+            let i = node as usize - base;
+            return if i == 0 {
+                r.name.clone()
+            } else {
+                format!("{}/replica{i}", r.name)
+            };
+        }
+        base += n;
+    }
+    format!("node{node}")
 }

@@ -53,5 +53,7 @@ pub fn choice(m: &Model, c: Choice) -> String {
         Choice::Renew(p) => format!("renew:{}", m.process_name(p)),
         Choice::Resume(p) => format!("resume:{}", m.process_name(p)),
         Choice::Fault { fault, pid } => format!("fault#{fault}:{}", m.process_name(pid)),
+        Choice::Replicate(n) => format!("replicate:{n}"),
+        Choice::Failover { fault, node } => format!("failover#{fault}:{node}"),
     }
 }

@@ -16,7 +16,13 @@ use process::Proc;
 pub struct State {
     pub procs: Vec<Proc>,
     pub db: db::Db,
-    pub redis: redis::Redis,
+    /// Every Redis node, server after server: its primary first as declared, then replicas.
+    pub redis: Vec<redis::Redis>,
+    /// Per server, which of its nodes is the primary now (failover moves it).
+    pub primary: Vec<u8>,
+    /// Per server, how many failovers it has been through: a connection's writes from an
+    /// earlier epoch went to a primary that is gone.
+    pub epochs: Vec<u8>,
     /// One lock per (instance, mutex): index `instance * mutex_count + mutex`.
     pub mutexes: Vec<Lock>,
     pub ghosts: Vec<i64>,
@@ -42,12 +48,31 @@ impl State {
         State {
             procs,
             db: db::Db::new(tables),
-            redis: redis::Redis::default(),
+            redis: vec![redis::Redis::default(); m.redis_nodes()],
+            primary: vec![0; m.redis.len()],
+            epochs: vec![0; m.redis.len()],
             mutexes: vec![Lock::default(); m.instances.len() * m.mutexes.len()],
             ghosts: m.ghosts.iter().map(|g| g.init).collect(),
             faults_used: vec![0; m.faults.len()],
             clock: 0,
         }
+    }
+
+    /// The node serving server `s` now (its primary).
+    #[must_use]
+    pub fn node(&self, m: &Model, s: u16) -> usize {
+        m.redis_base(s) + self.primary[s as usize] as usize
+    }
+
+    /// The live replicas of server `s`, as node indices.
+    #[must_use]
+    pub fn replicas(&self, m: &Model, s: u16) -> Vec<usize> {
+        let base = m.redis_base(s);
+        let n = 1 + m.redis[s as usize].replicas as usize;
+        let primary = self.node(m, s);
+        (base..base + n)
+            .filter(|&i| i != primary && !self.redis[i].down)
+            .collect()
     }
 
     /// Every process has finished (done, crashed or failed).

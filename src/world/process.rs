@@ -25,6 +25,8 @@ pub struct Proc {
     pub timeout_in: Option<u32>,
     /// Ticks a pause fault may still last (the process is frozen while `Some`).
     pub paused: Option<u32>,
+    /// The server and failover epoch of its last Redis write (what `WAIT` waits for).
+    pub last_write: Option<(u16, u8)>,
     /// Its lock watchdog, while one runs.
     pub watchdog: Option<Watchdog>,
     /// What a PostgreSQL SERIALIZABLE transaction has read, for the serialization check at
@@ -91,6 +93,8 @@ pub enum Wait {
     /// An INSERT of `key` into a gap another transaction has locked (InnoDB); the row being
     /// inserted is kept in `Proc::candidates`. Resumes when no such gap lock is left.
     Gap { table: u16, key: Value },
+    /// `WAIT n`: resumes when `need` replicas of `server` have every write, or at its timeout.
+    Replicas { server: u16, need: u8 },
     /// `await CMD` on `key`: resumes when the command's reply would be truthy.
     Await { key: Sym },
 }
@@ -154,6 +158,7 @@ impl Proc {
             timeout_in: None,
             reads: Vec::new(),
             paused: None,
+            last_write: None,
             watchdog: None,
         }
     }

@@ -6,6 +6,18 @@ use super::value::{Sym, Value};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Redis {
     pub keys: Vec<Key>,
+    /// A replica's replication stream: the primary's writes it has not applied yet, oldest
+    /// first (RF-1: replication is asynchronous).
+    pub backlog: Vec<Write>,
+    /// A primary that failed over: it serves nothing any more.
+    pub down: bool,
+}
+
+/// One replicated write: the key's state after it (`None`: the key is gone).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Write {
+    pub key: Sym,
+    pub state: Option<(Value, Option<u32>)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -80,6 +92,27 @@ impl Redis {
         }
     }
 
+    /// The key's state, as a replicated write carries it.
+    #[must_use]
+    pub fn state_of(&self, name: Sym) -> Write {
+        Write {
+            key: name,
+            state: self.get(name).map(|k| (k.value, k.ttl)),
+        }
+    }
+
+    /// Applies a replicated write.
+    pub fn apply(&mut self, w: &Write) {
+        match w.state {
+            Some((value, ttl)) => {
+                self.set(w.key, value, false, ttl);
+            }
+            None => {
+                self.del(w.key);
+            }
+        }
+    }
+
     /// The nearest expiry, in ticks from now.
     #[must_use]
     pub fn next_expiry(&self) -> Option<u32> {
@@ -89,6 +122,17 @@ impl Redis {
     /// Lets `dt` ticks pass; returns the keys that expired (at and after the deadline a key is
     /// absent to every command).
     pub fn advance(&mut self, dt: u32) -> Vec<Sym> {
+        // A write still in the replication stream ages too; one that expired in transit
+        // arrives as a deletion.
+        for w in &mut self.backlog {
+            if let Some((_, Some(t))) = &mut w.state {
+                if *t <= dt {
+                    w.state = None;
+                } else {
+                    *t -= dt;
+                }
+            }
+        }
         let mut expired = Vec::new();
         self.keys.retain_mut(|k| match &mut k.ttl {
             Some(t) if *t <= dt => {

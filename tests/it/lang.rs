@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use interlock::ir::{Expect, Flavour, Isolation};
+use interlock::ir::{Expect, FaultKind, Flavour, Isolation, Timing};
 use interlock::lang::{parse, parse_with, ParseOptions};
 use proptest::prelude::*;
 
@@ -64,6 +64,32 @@ fault hang worker at most 1
 fault crash worker at most 1 during critical
 invariant exclusive: inside <= 1
 final settled: count(worker, hung) + count(worker, paused) <= 1 or status(worker[0], hung)
+expect violated exclusive
+"#;
+
+const REPLICATED: &str = r#"model "A failover loses the lock"
+about "The lock is written to the primary; it fails over before a replica has it,"
+      "and a second worker takes the same lock on the promoted replica."
+
+redis locks with 2 replicas
+redis cache
+ghost inside = 0
+timing async
+
+process worker[2] {
+  await SET lock $me NX PX 3000 on locks into $ok
+  WAIT 1 100 on locks into $acked
+  GET hits on cache into $h
+  region critical {
+    inside += 1
+    work 500ms
+    inside -= 1
+  }
+  atomic on locks { GET lock into $v; if $v = $me { DEL lock } }
+}
+
+fault failover locks at most 1
+invariant exclusive: inside <= 1
 expect violated exclusive
 "#;
 
@@ -133,6 +159,15 @@ fn valid_models_parse() {
     assert_eq!(m.faults.len(), 3);
     assert_eq!(m.faults[0].during, Some((2, 7)));
     assert_eq!(m.faults[1].during, None);
+    let m = parse("replicated.model", REPLICATED).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(m.redis.len(), 2);
+    assert_eq!(
+        (m.redis[0].name.as_str(), m.redis[0].replicas),
+        ("locks", 2)
+    );
+    assert_eq!(m.timing, Timing::Async);
+    assert_eq!(m.tick_ms, 100);
+    assert_eq!(m.faults[0].kind, FaultKind::Failover { server: 0 });
 }
 
 fn invalid_dir() -> PathBuf {
@@ -282,6 +317,16 @@ const VOCABULARY: &[&str] = &[
     "pause",
     "hang",
     "up to",
+    "redis",
+    "with 1 replica",
+    "with 2 replicas",
+    "on locks",
+    "on cache",
+    "WAIT",
+    "WAIT 1 100",
+    "failover",
+    "timing",
+    "async",
 ];
 
 /// Applies one edit: 0-2 delete/insert/replace a character, 3-5 the same with a token.
@@ -315,16 +360,10 @@ proptest! {
 
     #[test]
     fn mutated_models_never_panic(
-        redis in any::<bool>(),
+        which in 0usize..5,
         edits in proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<char>()), 1..4),
     ) {
-        let mut source = match (redis, edits.len() % 2) {
-            (true, 0) => REDIS_LOCK,
-            (true, _) => WATCHDOG,
-            (false, 0) => EXAMPLE,
-            (false, _) => RETRY,
-        }
-        .to_string();
+        let mut source = [REDIS_LOCK, WATCHDOG, REPLICATED, EXAMPLE, RETRY][which].to_string();
         for (kind, at, pick, c) in edits {
             source = mutate(&source, kind, at, pick, c);
         }

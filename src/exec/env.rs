@@ -77,7 +77,10 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
         for key in expired {
             obs.write(Resource::Key(key));
             if O::EVENTS {
-                obs.event(Event::KeyExpired { key });
+                obs.event(Event::KeyExpired {
+                    server: m.server_of(n),
+                    key,
+                });
             }
         }
     }
@@ -119,7 +122,7 @@ pub fn fault<O: Observer>(
                 obs.event(Event::Paused { pid, paused: true });
             }
         }
-        FaultKind::Failover { .. } => return None,
+        FaultKind::Failover { .. } | FaultKind::ClockJump { .. } => return None,
         FaultKind::Hang => {
             st.procs[pid.index()].status = Status::Hung;
             if O::EVENTS {
@@ -272,5 +275,30 @@ pub fn failover<O: Observer>(
             promoted: replica as u16,
         });
     }
+    Some(st)
+}
+
+/// `fault jump S by D`: server `S`'s clock steps forward by `by` ticks. Redis compares key
+/// deadlines with its own wall clock (RS-3), so every key of that server (its replicas'
+/// clocks are not modelled apart) expires `by` earlier, at once if its TTL was shorter.
+pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Option<State> {
+    let f = &m.faults[fault];
+    let FaultKind::ClockJump { server, by } = f.kind else {
+        return None;
+    };
+    if s.faults_used[fault] >= f.budget {
+        return None;
+    }
+    let mut st = s.clone();
+    st.faults_used[fault] += 1;
+    let node = st.node(m, server);
+    let expired = st.redis[node].advance(by);
+    if O::EVENTS {
+        obs.event(Event::ClockJump { server, by });
+        for key in expired {
+            obs.event(Event::KeyExpired { server, key });
+        }
+    }
+    obs.write(Resource::Clock);
     Some(st)
 }

@@ -37,6 +37,8 @@ pub enum Choice {
     Replicate(u16),
     /// Failover fault number `fault` promotes replica `node`.
     Failover { fault: u16, node: u16 },
+    /// Clock-jump fault number `fault` steps its server's clock forward.
+    Jump { fault: u16 },
 }
 
 impl Choice {
@@ -66,6 +68,7 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
         }
         Choice::Renew(p) => env::renew(m, s, p, obs),
         Choice::Replicate(n) => env::replicate(m, s, n as usize, obs),
+        Choice::Jump { fault } => env::jump(m, s, fault as usize, obs),
         Choice::Failover { fault, node } => env::failover(m, s, fault as usize, node as usize, obs),
         Choice::Resume(p) => env::resume(s, p, obs),
         Choice::Fault { fault, pid } => env::fault(m, s, fault as usize, pid, obs),
@@ -134,6 +137,12 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
     }
     for (f, fault) in m.faults.iter().enumerate() {
         if s.faults_used[f] >= fault.budget {
+            continue;
+        }
+        if let FaultKind::ClockJump { .. } = fault.kind {
+            if let Some(n) = env::jump(m, s, f, &mut silent) {
+                out.push((Choice::Jump { fault: f as u16 }, n));
+            }
             continue;
         }
         if let FaultKind::Failover { server } = fault.kind {

@@ -34,8 +34,9 @@ pub enum Event {
         stmt: SqlStmt,
         reply: Reply,
     },
-    /// `arg` is the value a SET wrote (nil for other commands).
+    /// `arg` is the value a SET wrote (nil for other commands); `server` answered it.
     Redis {
+        server: u16,
         cmd: RedisCmd,
         arg: Value,
         reply: Value,
@@ -98,6 +99,7 @@ pub enum Event {
         wait: Wait,
     },
     KeySet {
+        server: u16,
         key: Sym,
         value: Value,
         ttl: Option<u32>,
@@ -128,6 +130,11 @@ pub enum Event {
         node: u16,
         key: Sym,
     },
+    /// A server's clock stepped forward.
+    ClockJump {
+        server: u16,
+        by: u32,
+    },
     /// A server's primary failed and a replica (node index) was promoted.
     Failover {
         server: u16,
@@ -135,13 +142,16 @@ pub enum Event {
     },
     /// `PEXPIRE` set a key's TTL.
     KeyTtl {
+        server: u16,
         key: Sym,
         ttl: u32,
     },
     KeyDeleted {
+        server: u16,
         key: Sym,
     },
     KeyExpired {
+        server: u16,
         key: Sym,
     },
     TimePasses {

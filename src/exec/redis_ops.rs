@@ -31,6 +31,7 @@ pub(super) fn run<O: Observer>(
             let set = st.redis[n].set(*key, v, *nx, *px);
             if set && O::EVENTS {
                 obs.event(Event::KeySet {
+                    server,
                     key: *key,
                     value: v,
                     ttl: *px,
@@ -52,6 +53,7 @@ pub(super) fn run<O: Observer>(
             let found = st.redis[n].expire(*key, *ttl);
             if found && O::EVENTS {
                 obs.event(Event::KeyTtl {
+                    server,
                     key: *key,
                     ttl: *ttl,
                 });
@@ -76,6 +78,7 @@ pub(super) fn run<O: Observer>(
             st.redis[n].incr(*key, Value::Int(next));
             if O::EVENTS {
                 obs.event(Event::KeySet {
+                    server,
                     key: *key,
                     value: Value::Int(next),
                     ttl: st.redis[n].get(*key).and_then(|k| k.ttl),
@@ -87,7 +90,7 @@ pub(super) fn run<O: Observer>(
             obs.write(Resource::Key(*key));
             let removed = st.redis[n].del(*key);
             if removed > 0 && O::EVENTS {
-                obs.event(Event::KeyDeleted { key: *key });
+                obs.event(Event::KeyDeleted { server, key: *key });
             }
             Value::Int(removed)
         }
@@ -99,6 +102,7 @@ pub(super) fn run<O: Observer>(
     }
     if O::EVENTS {
         obs.event(Event::Redis {
+            server,
             cmd: cmd.clone(),
             arg,
             reply,

@@ -239,6 +239,7 @@ fn visible<O: Observer>(
                         _ => Value::Nil,
                     };
                     obs.event(Event::Redis {
+                        server: *server,
                         cmd: cmd.clone(),
                         arg,
                         reply: Value::Nil,
@@ -326,6 +327,7 @@ fn wait_replicas<O: Observer>(
     bind(st, pid, into, reply);
     if O::EVENTS {
         obs.event(Event::Redis {
+            server,
             cmd,
             arg: Value::Nil,
             reply,

@@ -35,6 +35,9 @@ pub enum Expr {
     /// `now()`: the time in milliseconds since the model's start (PostgreSQL: when the
     /// transaction began, PG-33; InnoDB: when the statement began).
     Now,
+    /// `clock()` in process code: the client's own clock, in milliseconds since the start
+    /// (Redlock measures elapsed time with it, RL-2).
+    Clock,
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
 }
@@ -44,7 +47,7 @@ impl Expr {
     #[must_use]
     pub fn reads_clock(&self) -> bool {
         match self {
-            Expr::Now => true,
+            Expr::Now | Expr::Clock => true,
             Expr::Unary(_, a) => a.reads_clock(),
             Expr::Binary(_, a, b) => a.reads_clock() || b.reads_clock(),
             _ => false,

@@ -254,6 +254,9 @@ pub enum FaultKind {
     /// `fault hang G`: the process stops for good but its connections stay open: its
     /// transaction, row locks and watchdog live on.
     Hang,
+    /// `fault jump S by D`: Redis server `S`'s clock jumps forward by `by` ticks (an NTP step,
+    /// an operator): its keys expire that much earlier (RS-3).
+    ClockJump { server: u16, by: u32 },
     /// `fault failover S`: Redis server `S`'s primary fails and Sentinel promotes one of its
     /// replicas; writes not yet replicated to it are lost (RF-2). `Fault::group` is unused.
     Failover { server: u16 },
@@ -335,6 +338,19 @@ impl Model {
             .sum()
     }
 
+    /// The server a Redis node (index into `State::redis`) belongs to.
+    #[must_use]
+    pub fn server_of(&self, node: usize) -> u16 {
+        let mut base = 0;
+        for (s, r) in self.redis.iter().enumerate() {
+            base += 1 + r.replicas as usize;
+            if node < base {
+                return s as u16;
+            }
+        }
+        0
+    }
+
     /// How many Redis nodes the model has.
     #[must_use]
     pub fn redis_nodes(&self) -> usize {
@@ -358,6 +374,10 @@ impl Model {
                     _ => false,
                 },
                 OpKind::Assign { expr, .. } | OpKind::SetGhost { expr, .. } => expr.reads_clock(),
+                OpKind::JumpUnless { cond, .. } => cond.reads_clock(),
+                OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => {
+                    matches!(cmd, RedisCmd::Set { value, .. } if value.reads_clock())
+                }
                 OpKind::Atomic { body, .. } => body.iter().any(op_reads),
                 _ => false,
             }

@@ -60,10 +60,11 @@ pub enum DeclKind {
     /// `timing bounded|async`; `None` where the word was unknown (already reported).
     Timing(Option<Timing>),
     Process(ProcessDecl),
-    /// `fault KIND GROUP [up to D] at most N [during REGION]`, `fault failover SERVER at most N`
+    /// `fault KIND GROUP [up to D] at most N [during REGION]`, `fault failover SERVER at most N`,
+    /// `fault jump SERVER by D at most N`
     Fault {
         kind: FaultAst,
-        /// The process group, or the Redis server of a failover.
+        /// The process group, or the Redis server of a failover or a clock jump.
         group: Name,
         budget: u8,
         during: Option<Name>,
@@ -81,13 +82,15 @@ pub enum DeclKind {
     },
 }
 
-/// A fault's kind as written; `Pause` carries its longest pause in milliseconds.
+/// A fault's kind as written; `Pause` carries its longest pause and `Jump` its step, in
+/// milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultAst {
     Crash,
     Pause(u64),
     Hang,
     Failover,
+    Jump(u64),
 }
 
 #[derive(Clone, Debug)]
@@ -305,6 +308,8 @@ pub enum ExprKind {
     Me,
     /// A bare name: a ghost.
     Name(String),
+    /// `clock()`: the client's own clock (process code only).
+    Clock,
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `t[pk].col`

@@ -450,10 +450,11 @@ impl Parser<'_> {
     }
 
     /// `fault crash|hang GROUP at most N [during REGION]`,
-    /// `fault pause GROUP up to D at most N [during REGION]`, `fault failover SERVER at most N`.
+    /// `fault pause GROUP up to D at most N [during REGION]`, `fault failover SERVER at most N`,
+    /// `fault jump SERVER by D at most N`.
     fn fault(&mut self) -> PResult<DeclKind> {
-        const KINDS: [&str; 4] = ["crash", "pause", "hang", "failover"];
-        let word = self.name("a fault kind (`crash`, `pause`, `hang` or `failover`)")?;
+        const KINDS: [&str; 5] = ["crash", "pause", "hang", "failover", "jump"];
+        let word = self.name("a fault kind (`crash`, `pause`, `hang`, `failover` or `jump`)")?;
         let lower = word.text.to_ascii_lowercase();
         if !KINDS.contains(&lower.as_str()) {
             let hint = suggest::hint(&word.text, KINDS, "the faults are", "");
@@ -461,7 +462,7 @@ impl Parser<'_> {
             let d = Diagnostic::new(msg, word.span, "unknown fault").with_hint(hint);
             return self.fail(d);
         }
-        let group = if lower == "failover" {
+        let group = if lower == "failover" || lower == "jump" {
             self.name("a Redis server name")?
         } else {
             self.name("a process group")?
@@ -470,6 +471,12 @@ impl Parser<'_> {
             "crash" => (FaultAst::Crash, "the number of crashes"),
             "hang" => (FaultAst::Hang, "the number of hangs"),
             "failover" => (FaultAst::Failover, "the number of failovers"),
+            "jump" => {
+                if !self.eat_word("by") {
+                    return self.unexpected("`by` and the clock's step, like `by 2s`");
+                }
+                (FaultAst::Jump(self.duration()?.0), "the number of jumps")
+            }
             _ => {
                 if !self.eat_word("up") {
                     return self.unexpected("`up to` and the longest pause, like `up to 2s`");
@@ -487,13 +494,18 @@ impl Parser<'_> {
         } else {
             None
         };
-        if let (FaultAst::Failover, Some(_)) = (kind, &during) {
+        let server_fault = match kind {
+            FaultAst::Failover => Some("a failover"),
+            FaultAst::Jump(_) => Some("a clock jump"),
+            _ => None,
+        };
+        if let (Some(what), Some(_)) = (server_fault, &during) {
             let span = self.span_from(start);
-            let d = Diagnostic::new("`during` does not apply to a failover", span, "not here")
-                .with_hint(
-                    "a failover happens to a Redis server, not inside a process's region; \
-                     remove `during …`",
-                );
+            let msg = format!("`during` does not apply to {what}");
+            let d = Diagnostic::new(msg, span, "not here").with_hint(format!(
+                "{what} happens to a Redis server, not inside a process's region; \
+                 remove `during …`"
+            ));
             return self.fail(d);
         }
         Ok(DeclKind::Fault {

@@ -157,7 +157,8 @@ impl Parser<'_> {
         Ok(Expr { span, ..inner })
     }
 
-    /// A word: a literal keyword, a ghost, `t[pk].col`, or `redis(…)`/`count(…)`/`status(…)`.
+    /// A word: a literal keyword, a ghost, `t[pk].col`, or `redis(…)`/`count(…)`/`status(…)`/
+    /// `clock()`.
     fn word_expr(&mut self, word: String) -> PResult<Expr> {
         let lower = word.to_ascii_lowercase();
         if matches!(lower.as_str(), "and" | "or" | "not") {
@@ -183,15 +184,21 @@ impl Parser<'_> {
     }
 
     fn call(&mut self, function: &str, name: &Name) -> PResult<ExprKind> {
-        const FUNCTIONS: [&str; 3] = ["redis", "count", "status"];
+        const FUNCTIONS: [&str; 4] = ["redis", "count", "status", "clock"];
         if !FUNCTIONS.contains(&function) {
-            let hint = suggest::hint(&name.text, FUNCTIONS, "functions are", "");
+            let hint = if function == "now" {
+                "`now()` is for SQL; process code reads the client's clock with `clock()`"
+                    .to_string()
+            } else {
+                suggest::hint(&name.text, FUNCTIONS, "functions are", "")
+            };
             let msg = format!("unknown function \"{}\"", name.text);
             let d = Diagnostic::new(msg, name.span, "unknown function").with_hint(hint);
             return self.fail(d);
         }
         self.bump();
         let kind = match function {
+            "clock" => ExprKind::Clock,
             "redis" => ExprKind::Key(self.redis_key_name()?),
             "count" => {
                 let group = self.name("a process group")?;

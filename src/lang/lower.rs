@@ -68,8 +68,9 @@ fn finish(
         apply_tick(&mut group.program.ops, tick);
     }
     for fault in &mut model.faults {
-        if let FaultKind::Pause { max } = &mut fault.kind {
-            *max = (u64::from(*max) / tick) as u32;
+        if let FaultKind::Pause { max: ms } | FaultKind::ClockJump { by: ms, .. } = &mut fault.kind
+        {
+            *ms = (u64::from(*ms) / tick) as u32;
         }
     }
     for ms in [
@@ -346,7 +347,8 @@ fn declare_groups<'a>(cx: &mut Cx, decls: &'a [Decl], model: &mut Model) -> Vec<
     groups
 }
 
-/// The faults; a pause's longest duration stays in milliseconds until [`finish`].
+/// The faults; a pause's longest duration and a jump's step stay in milliseconds until
+/// [`finish`].
 fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     for decl in decls {
         let DeclKind::Fault {
@@ -365,12 +367,26 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                 cx.durations.push(ms);
                 FaultKind::Pause { max: ms as u32 }
             }
-            FaultAst::Failover => {
-                let Some(server) = failover_server(cx, group) else {
-                    continue;
+            FaultAst::Failover | FaultAst::Jump(_) => {
+                let kind = match *kind {
+                    FaultAst::Jump(ms) => {
+                        let Some(server) = cx.server(group) else {
+                            continue;
+                        };
+                        cx.redis_used = true;
+                        cx.durations.push(ms);
+                        FaultKind::ClockJump {
+                            server,
+                            by: ms as u32,
+                        }
+                    }
+                    _ => match failover_server(cx, group) {
+                        Some(server) => FaultKind::Failover { server },
+                        None => continue,
+                    },
                 };
                 model.faults.push(Fault {
-                    kind: FaultKind::Failover { server },
+                    kind,
                     group: 0,
                     budget: *budget,
                     during: None,

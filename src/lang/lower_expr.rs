@@ -83,6 +83,21 @@ pub fn lower(cx: &mut Cx, place: &mut Place, e: &ast::Expr) -> Expr {
             };
             cx.ghost(&name).map_or(NIL, Expr::Ghost)
         }
+        ExprKind::Clock => match place {
+            Place::Code(_) => Expr::Clock,
+            Place::Property => {
+                let d = Diagnostic::new(
+                    "properties cannot read a process's clock",
+                    e.span,
+                    "a process's clock",
+                )
+                .with_hint(
+                    "each client has its own clock; record what a property needs in a ghost",
+                );
+                cx.report(d);
+                NIL
+            }
+        },
         ExprKind::Unary(op, inner) => Expr::Unary(*op, Box::new(lower(cx, place, inner))),
         ExprKind::Binary(op, l, r) => {
             let l = lower(cx, place, l);

@@ -19,6 +19,8 @@ mod suggest;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_clock;
+#[cfg(test)]
 mod tests_db;
 #[cfg(test)]
 mod tests_faults;

@@ -774,12 +774,18 @@ impl SqlLower<'_, '_, '_> {
         {
             return Some(Expr::Now);
         }
+        let hint = if name == "clock" {
+            "`clock()` is the client's clock: read it into a local first (`$t = clock()`) and \
+             use `$t`; the database's clock is `now()`"
+        } else {
+            "the clock is read with `now()`; other functions are not modelled"
+        };
         let d = Diagnostic::new(
             format!("the function `{f}` is not supported yet"),
             span,
             "here",
         )
-        .with_hint("the clock is read with `now()`; other functions are not modelled");
+        .with_hint(hint);
         self.cx.report(d);
         None
     }

@@ -23,8 +23,14 @@ pub fn describe(m: &Model, step: &Step) -> Described {
         match e {
             Event::At { .. } | Event::Woke { .. } => {}
             Event::Sql { stmt, reply } => doing.push(sql(stmt, reply, m)),
-            Event::Redis { cmd, arg, reply } => {
-                doing.push(format!("{} → {}", redis(m, cmd, *arg), m.show(reply)));
+            Event::Redis {
+                server,
+                cmd,
+                arg,
+                reply,
+            } => {
+                let on = on(m, *server);
+                doing.push(format!("{}{on} → {}", redis(m, cmd, *arg), m.show(reply)));
             }
             Event::Waits { holder, .. } => {
                 let who = holder.map_or(String::new(), |h| format!(" for {}", m.process_name(h)));
@@ -72,11 +78,21 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                     m.process_name(*pid)
                 ));
             }
-            Event::KeySet { key, value, ttl } => {
+            Event::KeySet {
+                server,
+                key,
+                value,
+                ttl,
+            } => {
                 let ttl = ttl.map_or(String::new(), |t| {
                     format!(" (expires in {})", ms(m, u64::from(t)))
                 });
-                world.push(format!("{} = {}{ttl}", m.symbol(*key), m.show(value)));
+                world.push(format!(
+                    "{}{} = {}{ttl}",
+                    at(m, *server),
+                    m.symbol(*key),
+                    m.show(value)
+                ));
             }
             Event::Watchdog { key, running } => doing.push(format!(
                 "watchdog {} {}",
@@ -116,18 +132,28 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 node_name(m, *node),
                 m.symbol(*key)
             )),
+            Event::ClockJump { server, by } => doing.push(format!(
+                "✗ {}'s clock jumps {} forward",
+                m.redis[*server as usize].name,
+                ms(m, u64::from(*by))
+            )),
             Event::Failover { server, promoted } => doing.push(format!(
                 "✗ {}'s primary fails; Sentinel promotes {}",
                 m.redis[*server as usize].name,
                 node_name(m, *promoted)
             )),
-            Event::KeyTtl { key, ttl } => world.push(format!(
-                "{} expires in {}",
+            Event::KeyTtl { server, key, ttl } => world.push(format!(
+                "{}{} expires in {}",
+                at(m, *server),
                 m.symbol(*key),
                 ms(m, u64::from(*ttl))
             )),
-            Event::KeyDeleted { key } => world.push(format!("{} deleted", m.symbol(*key))),
-            Event::KeyExpired { key } => world.push(format!("⌛ {} expired", m.symbol(*key))),
+            Event::KeyDeleted { server, key } => {
+                world.push(format!("{}{} deleted", at(m, *server), m.symbol(*key)));
+            }
+            Event::KeyExpired { server, key } => {
+                world.push(format!("⌛ {}{} expired", at(m, *server), m.symbol(*key)));
+            }
             Event::TimePasses { ticks } => doing.push(format!(
                 "time passes {} (now {})",
                 ms(m, u64::from(*ticks)),
@@ -301,4 +327,22 @@ fn node_name(m: &Model, node: u16) -> String {
         base += n;
     }
     format!("node{node}")
+}
+
+/// ` on n1` after a command, when the model has several servers.
+fn on(m: &Model, server: u16) -> String {
+    if m.redis.len() > 1 {
+        format!(" on {}", m.redis[server as usize].name)
+    } else {
+        String::new()
+    }
+}
+
+/// `n1:` before a key, when the model has several servers.
+fn at(m: &Model, server: u16) -> String {
+    if m.redis.len() > 1 {
+        format!("{}:", m.redis[server as usize].name)
+    } else {
+        String::new()
+    }
 }

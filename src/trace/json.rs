@@ -55,5 +55,6 @@ pub fn choice(m: &Model, c: Choice) -> String {
         Choice::Fault { fault, pid } => format!("fault#{fault}:{}", m.process_name(pid)),
         Choice::Replicate(n) => format!("replicate:{n}"),
         Choice::Failover { fault, node } => format!("failover#{fault}:{node}"),
+        Choice::Jump { fault } => format!("jump#{fault}"),
     }
 }

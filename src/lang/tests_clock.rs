@@ -1,0 +1,123 @@
+//! Unit tests of `clock()` and `fault jump`.
+
+use super::parse;
+use crate::ir::{BinOp, Expr, FaultKind, Model, OpKind};
+
+fn model(src: &str) -> Model {
+    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+fn source(decls: &str, body: &str, after: &str) -> String {
+    format!("model \"t\"\nabout \"t\"\n{decls}\nprocess p {{\n{body}\n}}\n{after}\nexpect holds\n")
+}
+
+/// The messages of every error, with their hints.
+fn errors(src: &str) -> Vec<String> {
+    match parse("test.model", src) {
+        Ok(_) => panic!("expected errors"),
+        Err(d) => d
+            .items
+            .iter()
+            .map(|i| format!("{} / {}", i.message, i.hint.clone().unwrap_or_default()))
+            .collect(),
+    }
+}
+
+#[test]
+fn clock_reads_the_clients_clock() {
+    let body = "$start = clock()\nwork 100ms\n$elapsed = clock() - $start";
+    let m = model(&source("", body, ""));
+    let ops: Vec<&OpKind> = m.groups[0].program.ops.iter().map(|o| &o.kind).collect();
+    assert_eq!(
+        ops[0],
+        &OpKind::Assign {
+            local: 0,
+            expr: Expr::Clock
+        }
+    );
+    assert_eq!(
+        ops[2],
+        &OpKind::Assign {
+            local: 1,
+            expr: Expr::Binary(BinOp::Sub, Box::new(Expr::Clock), Box::new(Expr::Local(0))),
+        }
+    );
+    assert!(m.clock);
+    // Without `clock()` (or `now()`) the state carries no time.
+    assert!(!model(&source("", "$x = 1", "")).clock);
+}
+
+#[test]
+fn clock_is_for_process_code_only() {
+    let got = errors(&source("ghost g", "g = 1", "invariant late: clock() < 100"));
+    assert_eq!(
+        got,
+        vec![
+            "properties cannot read a process's clock / each client has its own clock; record \
+             what a property needs in a ghost"
+        ]
+    );
+    let got = errors(&source("", "$t = now()", ""));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0]
+            .ends_with("`now()` is for SQL; process code reads the client's clock with `clock()`"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn clock_is_not_sql() {
+    let decls = "db postgres\ntable t (id int primary key, v int)";
+    let got = errors(&source(decls, "UPDATE t SET v = clock() WHERE id = 1", ""));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].contains("`clock()` is the client's clock: read it into a local first"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn jump_is_a_fault_of_a_server() {
+    let m = model(&source(
+        "redis cache\nredis queue",
+        "SET k 1 PX 300ms on queue",
+        "fault jump queue by 2s at most 2",
+    ));
+    assert_eq!(m.tick_ms, 100);
+    let f = &m.faults[0];
+    assert_eq!(f.kind, FaultKind::ClockJump { server: 1, by: 20 });
+    assert_eq!((f.group, f.budget, f.during), (0, 2, None));
+    // The step counts toward the tick; the implicit server works too.
+    let m = model(&source(
+        "",
+        "SET k 1 PX 300ms",
+        "fault jump redis by 50ms at most 1",
+    ));
+    assert_eq!(m.tick_ms, 50);
+    assert_eq!(m.faults[0].kind, FaultKind::ClockJump { server: 0, by: 1 });
+}
+
+#[test]
+fn jump_is_checked() {
+    let got = errors(&source(
+        "redis cache",
+        "GET k",
+        "fault jump cahce by 1s at most 1\nfault jump cache by 1s at most 1 during x",
+    ));
+    assert_eq!(
+        got,
+        vec![
+            "unknown Redis server \"cahce\" / did you mean `cache`?",
+            "`during` does not apply to a clock jump / a clock jump happens to a Redis server, \
+             not inside a process's region; remove `during …`",
+        ]
+    );
+    let got = errors(&source("", "GET k", "fault jump redis at most 1"));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("`by` and the clock's step"), "{got:?}");
+    let got = errors(&source("", "GET k", "fault jmup redis by 1s at most 1"));
+    assert_eq!(got, vec!["unknown fault \"jmup\" / did you mean `jump`?"]);
+    let got = errors(&source("", "GET k", "fault explode redis by 1s at most 1"));
+    assert!(got[0].ends_with("`failover`, `jump`"), "{got:?}");
+}

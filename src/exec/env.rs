@@ -16,6 +16,7 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
     let frozen = |p: &crate::world::process::Proc| p.paused.is_some();
     let local = s.procs.iter().filter(|p| !frozen(p)).flat_map(|p| {
         let busy = match p.status {
+            Status::Busy(0) if p.slack > 0 => Some(p.slack),
             Status::Busy(t) => Some(t),
             _ => None,
         };
@@ -59,8 +60,12 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
             w.next_in -= dt;
         }
         if let Status::Busy(t) = &mut p.status {
-            *t -= dt;
             if *t == 0 {
+                p.slack -= dt;
+            } else {
+                *t -= dt;
+            }
+            if *t == 0 && p.slack == 0 {
                 p.status = Status::Ready;
                 if O::EVENTS {
                     obs.event(Event::Woke { pid: Pid(i as u16) });
@@ -122,7 +127,10 @@ pub fn fault<O: Observer>(
                 obs.event(Event::Paused { pid, paused: true });
             }
         }
-        FaultKind::Failover { .. } | FaultKind::ClockJump { .. } => return None,
+        FaultKind::Failover { .. } | FaultKind::ClockJump { .. } | FaultKind::Drift { .. } => {
+            return None
+        }
+        FaultKind::LostReply => st.procs[pid.index()].lose_reply = true,
         FaultKind::Hang => {
             st.procs[pid.index()].status = Status::Hung;
             if O::EVENTS {
@@ -300,5 +308,54 @@ pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Opt
         }
     }
     obs.write(Resource::Clock);
+    Some(st)
+}
+
+/// `fault drift G up to D`: the process's clock runs `max` ticks ahead (or behind) from now on;
+/// the extremes of the bound are what a safety argument must survive.
+pub fn drift<O: Observer>(
+    m: &Model,
+    s: &State,
+    fault: usize,
+    pid: Pid,
+    ahead: bool,
+    obs: &mut O,
+) -> Option<State> {
+    let f = &m.faults[fault];
+    let FaultKind::Drift { max } = f.kind else {
+        return None;
+    };
+    let p = &s.procs[pid.index()];
+    if s.faults_used[fault] >= f.budget
+        || m.processes[pid.index()].group != f.group
+        || p.status.finished()
+    {
+        return None;
+    }
+    let mut st = s.clone();
+    st.faults_used[fault] += 1;
+    let by = if ahead { max as i32 } else { -(max as i32) };
+    st.procs[pid.index()].drift = by;
+    obs.write(Resource::Process(pid));
+    if O::EVENTS {
+        obs.event(Event::Drift { pid, by });
+    }
+    Some(st)
+}
+
+/// A `work A..B` (or `sleep`) past its minimum ends now: the environment chooses when.
+pub fn finish<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
+    let p = &s.procs[pid.index()];
+    if p.status != Status::Busy(0) || p.slack == 0 || p.paused.is_some() {
+        return None;
+    }
+    let mut st = s.clone();
+    let p = &mut st.procs[pid.index()];
+    p.status = Status::Ready;
+    p.slack = 0;
+    obs.write(Resource::Process(pid));
+    if O::EVENTS {
+        obs.event(Event::EndedEarly { pid });
+    }
     Some(st)
 }

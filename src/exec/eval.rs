@@ -43,7 +43,11 @@ pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
         Expr::Column(c) => sc.row.map_or(Value::Nil, |r| r[*c as usize]),
         Expr::Cell { table, pk, column } => cell(sc, *table, *pk, *column),
         Expr::Now => now(sc),
-        Expr::Clock => Value::Int(i64::from(sc.state.clock) * sc.model.tick_ms as i64),
+        Expr::Clock => {
+            let drift = sc.me.map_or(0, |p| sc.state.procs[p.index()].drift);
+            let ticks = (i64::from(sc.state.clock) + i64::from(drift)).max(0);
+            Value::Int(ticks * sc.model.tick_ms as i64)
+        }
         Expr::Key(k) => key(sc, *k),
         Expr::Count { group, status } => Value::Int(count(sc, *group, *status)),
         Expr::Status { pid, status } => {

@@ -39,6 +39,10 @@ pub enum Choice {
     Failover { fault: u16, node: u16 },
     /// Clock-jump fault number `fault` steps its server's clock forward.
     Jump { fault: u16 },
+    /// Drift fault number `fault` sets `pid`'s clock ahead (or behind) by its bound.
+    Drift { fault: u16, pid: Pid, ahead: bool },
+    /// A ranged delay of `pid` ends before its longest length.
+    Finish(Pid),
 }
 
 impl Choice {
@@ -69,6 +73,8 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
         Choice::Renew(p) => env::renew(m, s, p, obs),
         Choice::Replicate(n) => env::replicate(m, s, n as usize, obs),
         Choice::Jump { fault } => env::jump(m, s, fault as usize, obs),
+        Choice::Drift { fault, pid, ahead } => env::drift(m, s, fault as usize, pid, ahead, obs),
+        Choice::Finish(p) => env::finish(s, p, obs),
         Choice::Failover { fault, node } => env::failover(m, s, fault as usize, node as usize, obs),
         Choice::Resume(p) => env::resume(s, p, obs),
         Choice::Fault { fault, pid } => env::fault(m, s, fault as usize, pid, obs),
@@ -120,8 +126,12 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
         }
     }
     let progress = out.len();
-    // A pause may also end earlier, at any moment: the environment chooses.
+    // A pause, or a ranged delay past its minimum, may also end earlier: the environment
+    // chooses when.
     for p in 0..s.procs.len() {
+        if let Some(n) = env::finish(s, Pid(p as u16), &mut silent) {
+            out.push((Choice::Finish(Pid(p as u16)), n));
+        }
         if s.procs[p].paused.is_some_and(|t| t > 0) {
             let pid = Pid(p as u16);
             if let Some(n) = env::resume(s, pid, &mut silent) {
@@ -137,6 +147,24 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
     }
     for (f, fault) in m.faults.iter().enumerate() {
         if s.faults_used[f] >= fault.budget {
+            continue;
+        }
+        if let FaultKind::Drift { .. } = fault.kind {
+            for p in 0..s.procs.len() {
+                for ahead in [true, false] {
+                    let pid = Pid(p as u16);
+                    if let Some(n) = env::drift(m, s, f, pid, ahead, &mut silent) {
+                        out.push((
+                            Choice::Drift {
+                                fault: f as u16,
+                                pid,
+                                ahead,
+                            },
+                            n,
+                        ));
+                    }
+                }
+            }
             continue;
         }
         if let FaultKind::ClockJump { .. } = fault.kind {

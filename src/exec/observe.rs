@@ -56,9 +56,24 @@ pub enum Event {
         ghost: u16,
         value: i64,
     },
+    /// `work`/`sleep` for `ticks`, or for anything up to `upto` when it is a range.
     Delay {
         work: bool,
         ticks: u32,
+        upto: u32,
+    },
+    /// The reply to a Redis command missed the client's timeout.
+    ReplyLost {
+        pid: Pid,
+    },
+    /// A process's clock started running `by` ticks off (negative: behind).
+    Drift {
+        pid: Pid,
+        by: i32,
+    },
+    /// A `work A..B` ended before its longest length.
+    EndedEarly {
+        pid: Pid,
     },
     Finished {
         outcome: Option<Sym>,

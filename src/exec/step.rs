@@ -121,16 +121,18 @@ fn local<O: Observer>(
             }
             return Ok(false);
         }
-        OpKind::Work { ticks } | OpKind::Sleep { ticks } => {
+        OpKind::Work { ticks, upto } | OpKind::Sleep { ticks, upto } => {
             st.procs[i].pc = next;
-            if *ticks > 0 {
+            if *upto > 0 {
                 st.procs[i].status = Status::Busy(*ticks);
+                st.procs[i].slack = upto - ticks;
                 obs.read(Resource::Clock);
                 if O::EVENTS {
                     let work = matches!(op.kind, OpKind::Work { .. });
                     obs.event(Event::Delay {
                         work,
                         ticks: *ticks,
+                        upto: *upto,
                     });
                 }
                 return Ok(false);
@@ -222,7 +224,16 @@ fn visible<O: Observer>(
             obs,
         )),
         OpKind::Redis { cmd, into, server } => {
-            let reply = redis_ops::run(m, st, pid, cmd, *server, obs)?;
+            let mut reply = redis_ops::run(m, st, pid, cmd, *server, obs)?;
+            let p = &mut st.procs[pid.index()];
+            if p.lose_reply {
+                // The command took effect; its reply missed the client's timeout.
+                p.lose_reply = false;
+                reply = Value::Str(crate::ir::error_code("TIMEOUT"));
+                if O::EVENTS {
+                    obs.event(Event::ReplyLost { pid });
+                }
+            }
             bind(st, pid, *into, reply);
             Ok(Flow::Next)
         }

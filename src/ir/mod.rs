@@ -254,6 +254,13 @@ pub enum FaultKind {
     /// `fault hang G`: the process stops for good but its connections stay open: its
     /// transaction, row locks and watchdog live on.
     Hang,
+    /// `fault drift G up to D`: the process's own clock (`clock()`) runs up to `max` ticks
+    /// ahead of or behind real time, from the moment the environment chooses.
+    Drift { max: u32 },
+    /// `fault timeout G at most N`: the reply to the process's next Redis command does not
+    /// arrive before its client-side timeout: the command takes effect, the process gets the
+    /// error `'TIMEOUT'`.
+    LostReply,
     /// `fault jump S by D`: Redis server `S`'s clock jumps forward by `by` ticks (an NTP step,
     /// an operator): its keys expire that much earlier (RS-3).
     ClockJump { server: u16, by: u32 },
@@ -303,7 +310,7 @@ pub enum Timing {
 /// InnoDB flavours.
 pub const ERROR_CODES: &[&str] = &[
     "40001", "40P01", "55P03", "25P02", "22003", "23505", "1213", "1205", "3572", "1020", "1264",
-    "1690", "1062",
+    "1690", "1062", "TIMEOUT",
 ];
 
 /// The symbol table every model starts with: `OK`, then [`ERROR_CODES`].

@@ -33,13 +33,16 @@ pub enum OpKind {
         outcome: Option<Sym>,
     },
     // --- delays: start a timed busy period; the step ends after them.
-    /// `work 100ms`: computation inside the critical section.
+    /// `work 100ms`: computation inside the critical section. `work 100..300ms` lasts any
+    /// time from `ticks` to `upto` (the environment chooses); otherwise `upto == ticks`.
     Work {
         ticks: u32,
+        upto: u32,
     },
-    /// `sleep 50ms`: waiting on purpose (backoff).
+    /// `sleep 50ms` / `sleep 50..150ms`: waiting on purpose (backoff).
     Sleep {
         ticks: u32,
+        upto: u32,
     },
     // --- visible: at most one per step.
     /// A SQL statement. Without `on_error`, an error ends the process (status `failed`) after

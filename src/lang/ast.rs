@@ -60,7 +60,7 @@ pub enum DeclKind {
     /// `timing bounded|async`; `None` where the word was unknown (already reported).
     Timing(Option<Timing>),
     Process(ProcessDecl),
-    /// `fault KIND GROUP [up to D] at most N [during REGION]`, `fault failover SERVER at most N`,
+    /// `fault KIND GROUP [up to D] at most N [during REGION]` (no `during` for `drift`), `fault failover SERVER at most N`,
     /// `fault jump SERVER by D at most N`
     Fault {
         kind: FaultAst,
@@ -82,13 +82,16 @@ pub enum DeclKind {
     },
 }
 
-/// A fault's kind as written; `Pause` carries its longest pause and `Jump` its step, in
-/// milliseconds.
+/// A fault's kind as written; `Pause` carries its longest pause, `Drift` its largest clock
+/// offset and `Jump` its step, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultAst {
     Crash,
     Pause(u64),
     Hang,
+    Drift(u64),
+    /// `fault timeout`: a Redis reply misses the client's timeout.
+    Timeout,
     Failover,
     Jump(u64),
 }
@@ -191,8 +194,10 @@ pub enum StmtKind {
     },
     Break,
     Return(Option<String>),
-    Work(u64),
-    Sleep(u64),
+    /// `work LO..HI`: the shortest and longest time in milliseconds (equal when fixed).
+    Work(u64, u64),
+    /// `sleep LO..HI`, as `Work`.
+    Sleep(u64, u64),
     Lock(Name),
     Unlock(Name),
     Sql(Box<SqlText>),

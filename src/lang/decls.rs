@@ -449,12 +449,17 @@ impl Parser<'_> {
         }))
     }
 
-    /// `fault crash|hang GROUP at most N [during REGION]`,
-    /// `fault pause GROUP up to D at most N [during REGION]`, `fault failover SERVER at most N`,
+    /// `fault crash|hang|timeout GROUP at most N [during REGION]`,
+    /// `fault pause GROUP up to D at most N [during REGION]`,
+    /// `fault drift GROUP up to D at most N`, `fault failover SERVER at most N`,
     /// `fault jump SERVER by D at most N`.
     fn fault(&mut self) -> PResult<DeclKind> {
-        const KINDS: [&str; 5] = ["crash", "pause", "hang", "failover", "jump"];
-        let word = self.name("a fault kind (`crash`, `pause`, `hang`, `failover` or `jump`)")?;
+        const KINDS: [&str; 7] = [
+            "crash", "pause", "hang", "drift", "timeout", "failover", "jump",
+        ];
+        let word = self.name(
+            "a fault kind (`crash`, `pause`, `hang`, `drift`, `timeout`, `failover` or `jump`)",
+        )?;
         let lower = word.text.to_ascii_lowercase();
         if !KINDS.contains(&lower.as_str()) {
             let hint = suggest::hint(&word.text, KINDS, "the faults are", "");
@@ -470,12 +475,21 @@ impl Parser<'_> {
         let (kind, what) = match lower.as_str() {
             "crash" => (FaultAst::Crash, "the number of crashes"),
             "hang" => (FaultAst::Hang, "the number of hangs"),
+            "timeout" => (FaultAst::Timeout, "the number of timeouts"),
             "failover" => (FaultAst::Failover, "the number of failovers"),
             "jump" => {
                 if !self.eat_word("by") {
                     return self.unexpected("`by` and the clock's step, like `by 2s`");
                 }
                 (FaultAst::Jump(self.duration()?.0), "the number of jumps")
+            }
+            "drift" => {
+                if !self.eat_word("up") {
+                    return self
+                        .unexpected("`up to` and the largest clock offset, like `up to 2s`");
+                }
+                self.expect_word("to")?;
+                (FaultAst::Drift(self.duration()?.0), "the number of drifts")
             }
             _ => {
                 if !self.eat_word("up") {
@@ -506,6 +520,15 @@ impl Parser<'_> {
                 "{what} happens to a Redis server, not inside a process's region; \
                  remove `during …`"
             ));
+            return self.fail(d);
+        }
+        if let (FaultAst::Drift(_), Some(_)) = (kind, &during) {
+            let span = self.span_from(start);
+            let d = Diagnostic::new("`during` does not apply to a clock drift", span, "not here")
+                .with_hint(
+                    "a drifting clock stays off once it drifts, whatever the process runs; \
+                     remove `during …`",
+                );
             return self.fail(d);
         }
         Ok(DeclKind::Fault {

@@ -68,7 +68,9 @@ fn finish(
         apply_tick(&mut group.program.ops, tick);
     }
     for fault in &mut model.faults {
-        if let FaultKind::Pause { max: ms } | FaultKind::ClockJump { by: ms, .. } = &mut fault.kind
+        if let FaultKind::Pause { max: ms }
+        | FaultKind::Drift { max: ms }
+        | FaultKind::ClockJump { by: ms, .. } = &mut fault.kind
         {
             *ms = (u64::from(*ms) / tick) as u32;
         }
@@ -347,8 +349,8 @@ fn declare_groups<'a>(cx: &mut Cx, decls: &'a [Decl], model: &mut Model) -> Vec<
     groups
 }
 
-/// The faults; a pause's longest duration and a jump's step stay in milliseconds until
-/// [`finish`].
+/// The faults; a pause's longest duration, a drift's offset and a jump's step stay in
+/// milliseconds until [`finish`].
 fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     for decl in decls {
         let DeclKind::Fault {
@@ -367,6 +369,11 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                 cx.durations.push(ms);
                 FaultKind::Pause { max: ms as u32 }
             }
+            FaultAst::Drift(ms) => {
+                cx.durations.push(ms);
+                FaultKind::Drift { max: ms as u32 }
+            }
+            FaultAst::Timeout => FaultKind::LostReply,
             FaultAst::Failover | FaultAst::Jump(_) => {
                 let kind = match *kind {
                     FaultAst::Jump(ms) => {

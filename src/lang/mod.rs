@@ -26,6 +26,8 @@ mod tests_db;
 mod tests_faults;
 #[cfg(test)]
 mod tests_redis;
+#[cfg(test)]
+mod tests_timing;
 
 pub use diag::{Diagnostic, Diagnostics};
 

@@ -102,8 +102,8 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Sql(_) => "SQL",
         StmtKind::Lock(_) => "`lock`",
         StmtKind::Unlock(_) => "`unlock`",
-        StmtKind::Work(_) => "`work`",
-        StmtKind::Sleep(_) => "`sleep`",
+        StmtKind::Work(..) => "`work`",
+        StmtKind::Sleep(..) => "`sleep`",
         StmtKind::Redis {
             cmd: RedisAst::Wait { .. },
             ..
@@ -183,11 +183,13 @@ impl Builder<'_, '_> {
             StmtKind::Return(outcome) => OpKind::Return {
                 outcome: outcome.as_ref().map(|o| self.cx.intern(o)),
             },
-            StmtKind::Work(ms) => OpKind::Work {
-                ticks: self.ms(*ms),
+            StmtKind::Work(lo, hi) => OpKind::Work {
+                ticks: self.ms(*lo),
+                upto: self.ms(*hi),
             },
-            StmtKind::Sleep(ms) => OpKind::Sleep {
-                ticks: self.ms(*ms),
+            StmtKind::Sleep(lo, hi) => OpKind::Sleep {
+                ticks: self.ms(*lo),
+                upto: self.ms(*hi),
             },
             StmtKind::Lock(m) => OpKind::Lock {
                 mutex: self.cx.mutex(m)?,
@@ -374,7 +376,7 @@ impl Builder<'_, '_> {
         let h = push(ops, h, span);
         if let Some(ms) = backoff {
             let ticks = self.ms(ms);
-            push(ops, OpKind::Sleep { ticks }, span);
+            push(ops, OpKind::Sleep { ticks, upto: ticks }, span);
         }
         push(ops, OpKind::Jump(head as u32), span);
         let raise = push(ops, OpKind::Raise { local: error }, span);
@@ -621,7 +623,10 @@ pub fn apply_tick(ops: &mut [Op], tick: u64) {
     let scale = |t: &mut u32| *t = (u64::from(*t) / tick) as u32;
     for op in ops {
         match &mut op.kind {
-            OpKind::Work { ticks } | OpKind::Sleep { ticks } => scale(ticks),
+            OpKind::Work { ticks, upto } | OpKind::Sleep { ticks, upto } => {
+                scale(ticks);
+                scale(upto);
+            }
             OpKind::WatchdogStart { lease, .. } => scale(lease),
             OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => match cmd {
                 RedisCmd::Set { px: Some(t), .. }

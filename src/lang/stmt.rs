@@ -256,15 +256,64 @@ impl Parser<'_> {
         Ok(StmtKind::Return(Some(outcome)))
     }
 
-    /// `work 100ms` / `sleep 2s`
+    /// `work 100ms` / `sleep 2s` / `work 100..300ms` / `sleep 1s..2s`
     fn delay(&mut self, work: bool) -> PResult<StmtKind> {
         self.bump();
-        let (ms, _) = self.duration()?;
+        let (lo, hi) = self.duration_range()?;
         Ok(if work {
-            StmtKind::Work(ms)
+            StmtKind::Work(lo, hi)
         } else {
-            StmtKind::Sleep(ms)
+            StmtKind::Sleep(lo, hi)
         })
+    }
+
+    /// A duration or a range of durations, `100..300ms` or `100ms..300ms`: the shortest and
+    /// the longest in milliseconds (equal for a plain duration). Without its own unit, the
+    /// lower end takes the upper end's.
+    fn duration_range(&mut self) -> PResult<(u64, u64)> {
+        let t = self.peek().clone();
+        let ranged = matches!(self.peek_at(1).tok, Tok::Punct("."))
+            && matches!(self.peek_at(2).tok, Tok::Punct("."));
+        let Tok::Num { value, suffix } = t.tok else {
+            return self.unexpected("a duration like `100ms`, `2s` or `100..300ms`");
+        };
+        if !ranged {
+            let (ms, _) = self.duration()?;
+            return Ok((ms, ms));
+        }
+        self.bump();
+        self.bump();
+        self.bump();
+        let upper = match &self.peek().tok {
+            Tok::Num { suffix, .. } => suffix.clone(),
+            _ => None,
+        };
+        let (hi, hi_span) = self.duration()?;
+        let factor = match suffix.or(upper).map(|u| u.to_ascii_lowercase()).as_deref() {
+            Some("ms") => 1,
+            Some("s") => 1000,
+            Some(unit) => {
+                let unit = unit.to_string();
+                return self.bad_unit(t.span, &unit);
+            }
+            // `duration` accepted the upper end, so it has a unit.
+            None => 1,
+        };
+        let (lo, _) = self.checked_ms(value, factor, t.span)?;
+        if lo > hi {
+            let span = Span {
+                start: t.span.start,
+                end: hi_span.end,
+            };
+            let d = Diagnostic::new(
+                "reversed duration range",
+                span,
+                "the longer end comes first",
+            )
+            .with_hint(format!("write the shorter time first, like `{hi}..{lo}ms`"));
+            return self.fail(d);
+        }
+        Ok((lo, hi))
     }
 
     /// `lock m` / `unlock m`

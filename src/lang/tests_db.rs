@@ -604,10 +604,10 @@ fn retry_lowers_to_a_loop_with_a_handler() {
         }
     );
     assert_eq!(m.tick_ms, 10);
-    assert_eq!(ops[8], OpKind::Sleep { ticks: 2 });
+    assert_eq!(ops[8], OpKind::Sleep { ticks: 2, upto: 2 });
     assert_eq!(ops[9], OpKind::Jump(1));
     assert_eq!(ops[10], OpKind::Raise { local: 1 });
-    assert_eq!(ops[11], OpKind::Work { ticks: 1 });
+    assert_eq!(ops[11], OpKind::Work { ticks: 1, upto: 1 });
     assert_eq!(m.symbol(codes[1]), "40P01");
 }
 

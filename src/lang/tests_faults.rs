@@ -139,7 +139,13 @@ fn watchdog_lease_and_its_third_count_toward_the_tick() {
         panic!("{:?}", first[1])
     };
     assert_eq!(m.symbol(*key), "lock");
-    assert!(matches!(first[2], OpKind::Work { ticks: 10 }));
+    assert!(matches!(
+        first[2],
+        OpKind::Work {
+            ticks: 10,
+            upto: 10
+        }
+    ));
     assert_eq!(first[3], OpKind::WatchdogStop);
     // A lease of 30 s renews every 10 s; a key named `stop` is still a key.
     let m = with(

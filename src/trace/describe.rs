@@ -46,9 +46,27 @@ pub fn describe(m: &Model, step: &Step) -> Described {
             Event::SetGhost { ghost, value } => {
                 world.push(format!("{} = {value}", m.ghosts[*ghost as usize].name));
             }
-            Event::Delay { work, ticks } => {
+            Event::Delay { work, ticks, upto } => {
                 let verb = if *work { "work" } else { "sleep" };
-                doing.push(format!("{verb} {}", ms(m, u64::from(*ticks))));
+                let len = if upto > ticks {
+                    format!("{}..{}", ms(m, u64::from(*ticks)), ms(m, u64::from(*upto)))
+                } else {
+                    ms(m, u64::from(*ticks))
+                };
+                doing.push(format!("{verb} {len}"));
+            }
+            Event::ReplyLost { pid } => doing.push(format!(
+                "✗ the reply misses {}'s timeout → 'TIMEOUT'",
+                m.process_name(*pid)
+            )),
+            Event::Drift { pid, by } => doing.push(format!(
+                "✗ {}'s clock drifts {}{}",
+                m.process_name(*pid),
+                if *by >= 0 { "+" } else { "-" },
+                ms(m, u64::from(by.unsigned_abs()))
+            )),
+            Event::EndedEarly { pid } => {
+                doing.push(format!("{} finishes early", m.process_name(*pid)));
             }
             Event::Finished { outcome: None } => doing.push("done".into()),
             Event::Finished { outcome: Some(o) } => {

@@ -56,5 +56,11 @@ pub fn choice(m: &Model, c: Choice) -> String {
         Choice::Replicate(n) => format!("replicate:{n}"),
         Choice::Failover { fault, node } => format!("failover#{fault}:{node}"),
         Choice::Jump { fault } => format!("jump#{fault}"),
+        Choice::Drift { fault, pid, ahead } => format!(
+            "drift#{fault}:{}:{}",
+            m.process_name(pid),
+            if ahead { "ahead" } else { "behind" }
+        ),
+        Choice::Finish(p) => format!("finish:{}", m.process_name(p)),
     }
 }

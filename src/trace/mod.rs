@@ -36,6 +36,9 @@ pub struct Step {
     pub writes: Vec<Resource>,
     /// Model time after the step, in ticks.
     pub time: u64,
+    /// After the step, every Redis key whose value names a process (a lock and its holder),
+    /// on each server's primary: (server, key, holder).
+    pub holders: Vec<(u16, crate::world::value::Sym, Pid)>,
 }
 
 /// Replaying a path failed: the path does not fit the model (a bug, or a stale token).
@@ -80,6 +83,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, Rep
                 _ => 0,
             })
             .sum::<u64>();
+        let holders = holders(m, &next);
         steps.push(Step {
             choice,
             enabled,
@@ -87,6 +91,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, Rep
             reads: rec.reads,
             writes: rec.writes,
             time,
+            holders,
         });
         s = next;
     }
@@ -111,4 +116,17 @@ impl Trace {
         let actors: Vec<Pid> = self.steps.iter().filter_map(|s| s.choice.actor()).collect();
         actors.windows(2).filter(|w| w[0] != w[1]).count()
     }
+}
+
+/// The lock holders a state shows: keys whose value is a process id, per server.
+fn holders(m: &Model, s: &State) -> Vec<(u16, crate::world::value::Sym, Pid)> {
+    let mut out = Vec::new();
+    for server in 0..m.redis.len() as u16 {
+        for k in &s.redis[s.node(m, server)].keys {
+            if let crate::world::value::Value::Pid(p) = k.value {
+                out.push((server, k.name, p));
+            }
+        }
+    }
+    out
 }

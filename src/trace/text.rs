@@ -78,8 +78,49 @@ fn list(m: &Model, t: &Trace) -> String {
     out
 }
 
+/// Where a model has Redis, every step starts its world cell with the time and who holds
+/// which lock, so expiry and takeover can be followed step by step.
+fn status_line(m: &Model, t: &Trace, i: usize, world: &str) -> String {
+    if m.redis.is_empty() {
+        return world.to_string();
+    }
+    let step = &t.steps[i];
+    // Group the servers per (key, holder): `lock@n1,n2=client[0]`.
+    let mut groups: Vec<(crate::world::value::Sym, crate::world::value::Pid, Vec<u16>)> =
+        Vec::new();
+    for &(server, key, p) in &step.holders {
+        match groups.iter_mut().find(|(k, h, _)| *k == key && *h == p) {
+            Some((_, _, servers)) => servers.push(server),
+            None => groups.push((key, p, vec![server])),
+        }
+    }
+    let locks: Vec<String> = groups
+        .iter()
+        .map(|(key, p, servers)| {
+            let at = if m.redis.len() > 1 {
+                let names: Vec<&str> = servers
+                    .iter()
+                    .map(|&s| m.redis[s as usize].name.as_str())
+                    .collect();
+                format!("@{}", names.join(","))
+            } else {
+                String::new()
+            };
+            format!("{}{at}={}", m.symbol(*key), m.process_name(*p))
+        })
+        .collect();
+    let holders = if locks.is_empty() {
+        "no holder".to_string()
+    } else {
+        locks.join(" ")
+    };
+    let head = format!("[{} {holders}]", super::describe::ms(m, step.time));
+    join(&head, world)
+}
+
 /// Marks the last step with the property it breaks.
 fn mark(m: &Model, t: &Trace, i: usize, world: String) -> String {
+    let world = status_line(m, t, i, &world);
     if i + 1 != t.steps.len() {
         return world;
     }

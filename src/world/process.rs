@@ -25,6 +25,12 @@ pub struct Proc {
     pub timeout_in: Option<u32>,
     /// Ticks a pause fault may still last (the process is frozen while `Some`).
     pub paused: Option<u32>,
+    /// For `work A..B`: how much longer than its minimum the current delay may last.
+    pub slack: u32,
+    /// How far its own clock (`clock()`) is off, in ticks (a drift fault).
+    pub drift: i32,
+    /// The reply to its next Redis command will miss its timeout (a timeout fault).
+    pub lose_reply: bool,
     /// The server and failover epoch of its last Redis write (what `WAIT` waits for).
     pub last_write: Option<(u16, u8)>,
     /// Its lock watchdog, while one runs.
@@ -158,6 +164,9 @@ impl Proc {
             timeout_in: None,
             reads: Vec::new(),
             paused: None,
+            slack: 0,
+            drift: 0,
+            lose_reply: false,
             last_write: None,
             watchdog: None,
         }

@@ -18,16 +18,6 @@ mod suggest;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_clock;
-#[cfg(test)]
-mod tests_db;
-#[cfg(test)]
-mod tests_faults;
-#[cfg(test)]
-mod tests_redis;
-#[cfg(test)]
-mod tests_timing;
 
 pub use diag::{Diagnostic, Diagnostics};
 

@@ -286,27 +286,7 @@ impl Builder<'_, '_> {
     fn repeat(&mut self, count: u32, body: &Block, span: Span, ops: &mut Vec<Op>) {
         self.repeats += 1;
         let counter = self.locals.bind(&format!("#repeat{}", self.repeats));
-        let int = |v: i64| Box::new(Expr::Lit(Value::Int(v)));
-        let zero = OpKind::Assign {
-            local: counter,
-            expr: Expr::Lit(Value::Int(0)),
-        };
-        push(ops, zero, span);
-        let cond = Expr::Binary(
-            BinOp::Lt,
-            Box::new(Expr::Local(counter)),
-            int(i64::from(count)),
-        );
-        let head = push(ops, OpKind::JumpUnless { cond, target: 0 }, span);
-        let step = Expr::Binary(BinOp::Add, Box::new(Expr::Local(counter)), int(1));
-        push(
-            ops,
-            OpKind::Assign {
-                local: counter,
-                expr: step,
-            },
-            span,
-        );
+        let head = counted_head(ops, counter, count, span);
         self.loops.push(Some(Vec::new()));
         self.block(body, ops);
         let breaks = self.loops.pop().flatten().unwrap_or_default();
@@ -344,24 +324,7 @@ impl Builder<'_, '_> {
         self.retries += 1;
         let counter = self.locals.bind(&format!("#retry{}", self.retries));
         let error = self.locals.bind(&format!("#err{}", self.retries));
-        let int = |v: i64| Box::new(Expr::Lit(Value::Int(v)));
-        let zero = OpKind::Assign {
-            local: counter,
-            expr: Expr::Lit(Value::Int(0)),
-        };
-        push(ops, zero, span);
-        let cond = Expr::Binary(
-            BinOp::Lt,
-            Box::new(Expr::Local(counter)),
-            int(i64::from(attempts)),
-        );
-        let head = push(ops, OpKind::JumpUnless { cond, target: 0 }, span);
-        let step = Expr::Binary(BinOp::Add, Box::new(Expr::Local(counter)), int(1));
-        let bump = OpKind::Assign {
-            local: counter,
-            expr: step,
-        };
-        push(ops, bump, span);
+        let head = counted_head(ops, counter, attempts, span);
         self.handlers.push(Handler {
             local: error,
             codes,
@@ -638,4 +601,28 @@ pub fn apply_tick(ops: &mut [Op], tick: u64) {
             _ => {}
         }
     }
+}
+
+/// The head of a counted loop (`repeat`, `retry`): `#c = 0; head: unless #c < count goto end;
+/// #c = #c + 1`. Returns the index of the conditional jump, whose target the caller patches.
+fn counted_head(ops: &mut Vec<Op>, counter: u16, count: u32, span: Span) -> usize {
+    let int = |v: i64| Box::new(Expr::Lit(Value::Int(v)));
+    let zero = OpKind::Assign {
+        local: counter,
+        expr: Expr::Lit(Value::Int(0)),
+    };
+    push(ops, zero, span);
+    let cond = Expr::Binary(
+        BinOp::Lt,
+        Box::new(Expr::Local(counter)),
+        int(i64::from(count)),
+    );
+    let head = push(ops, OpKind::JumpUnless { cond, target: 0 }, span);
+    let step = Expr::Binary(BinOp::Add, Box::new(Expr::Local(counter)), int(1));
+    let bump = OpKind::Assign {
+        local: counter,
+        expr: step,
+    };
+    push(ops, bump, span);
+    head
 }

@@ -1,9 +1,9 @@
 //! Unit tests of the front end: the documented example and the lowering rules.
 
-use super::parse;
+use super::*;
 use crate::ir::{
-    BinOp, ColumnType, Expect, Expr, LockClause, LockMode, Model, OpKind, Pid, RedisCmd,
-    RedisServer, SqlStmt, StatusKind, Sym, Value, WaitPolicy,
+    BinOp, ColumnType, Expect, Expr, LockClause, LockMode, OpKind, Pid, RedisCmd, RedisServer,
+    SqlStmt, StatusKind, Sym, Value, WaitPolicy,
 };
 
 const EXAMPLE: &str = r#"model "Optimistic lock without the version condition"
@@ -26,33 +26,6 @@ process buyer[2] {
 invariant no_oversell: sold <= 1
 expect violated no_oversell
 "#;
-
-fn model(src: &str) -> Model {
-    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-/// A minimal model around a process body and extra declarations.
-fn with_body(decls: &str, body: &str) -> Model {
-    model(&format!(
-        "model \"t\"\nabout \"t\"\n{decls}\nprocess p {{\n{body}\n}}\nexpect holds\n"
-    ))
-}
-
-fn errors(src: &str) -> Vec<String> {
-    match parse("test.model", src) {
-        Ok(_) => panic!("expected errors"),
-        Err(d) => d.items.iter().map(|i| i.message.clone()).collect(),
-    }
-}
-
-fn ops(m: &Model) -> Vec<OpKind> {
-    m.groups[0]
-        .program
-        .ops
-        .iter()
-        .map(|o| o.kind.clone())
-        .collect()
-}
 
 #[test]
 fn the_documented_example_parses() {
@@ -177,9 +150,10 @@ fn plus_equals_reads_the_ghost() {
 
 #[test]
 fn repeat_uses_a_hidden_counter_and_break_leaves() {
-    let m = with_body(
+    let m = with(
         "ghost g = 0",
         "repeat 3 {\n  g -= 1\n  if g < -1 { break }\n}",
+        "",
     );
     assert_eq!(m.groups[0].program.locals, vec!["#repeat1"]);
     let ops = ops(&m);
@@ -210,9 +184,10 @@ fn repeat_uses_a_hidden_counter_and_break_leaves() {
 
 #[test]
 fn else_if_chains_jump_to_the_end() {
-    let m = with_body(
+    let m = with(
         "ghost g = 0",
         "if g = 0 { g = 1 } else if g = 1 { g = 2 } else { g = 3 }",
+        "",
     );
     let ops = ops(&m);
     assert!(matches!(&ops[0], OpKind::JumpUnless { target: 3, .. }));
@@ -225,7 +200,7 @@ fn else_if_chains_jump_to_the_end() {
 
 #[test]
 fn tick_is_the_gcd_of_all_durations() {
-    let m = with_body("", "work 300ms\nsleep 50ms\nSET k 1 PX 1s");
+    let m = with("", "work 300ms\nsleep 50ms\nSET k 1 PX 1s", "");
     assert_eq!(m.tick_ms, 50);
     let ops = ops(&m);
     assert!(matches!(ops[0], OpKind::Work { ticks: 6, upto: 6 }));
@@ -255,7 +230,7 @@ fn instances_follow_on_clauses() {
 fn redis_lock_with_atomic_release() {
     let body = "await SET lock $me NX PX 3000 into $ok\n\
                 atomic {\n  GET lock into $v\n  if $v = $me { DEL lock }\n}";
-    let m = with_body("", body);
+    let m = with("", body, "");
     let ops = ops(&m);
     let OpKind::AwaitRedis {
         cmd: RedisCmd::Set { key, value, nx, px },
@@ -302,9 +277,10 @@ fn redis_lock_with_atomic_release() {
 
 #[test]
 fn for_update_and_star() {
-    let m = with_body(
+    let m = with(
         "db postgres\ntable t (k text primary key, n int)\nrow t ('b', 2)\nrow t ('a', 1)",
         "BEGIN; SELECT * FROM t WHERE k = 'a' FOR UPDATE into $k, $n; COMMIT",
+        "",
     );
     let ops = ops(&m);
     let OpKind::Sql {
@@ -377,7 +353,7 @@ fn about_strings_are_joined() {
 fn errors_are_all_collected() {
     let src = "model \"t\"\nabout \"t\"\ninvarient x: 1\nghost g = 0\nghost g = 1\n\
                process p { lock m; work 5sec; $a = $b }\nexpect violated y\n";
-    let got = errors(src);
+    let got = messages(src);
     assert_eq!(got.len(), 6, "{got:?}");
     assert!(got[0].contains("invarient"));
     assert!(got.iter().any(|m| m.contains("duplicate ghost")));
@@ -389,7 +365,7 @@ fn errors_are_all_collected() {
 
 #[test]
 fn atomic_refuses_visible_and_delays() {
-    let got = errors("model \"t\"\nabout \"t\"\nmutex m\nprocess p { atomic { lock m; work 1ms; GET k } }\nexpect holds\n");
+    let got = messages("model \"t\"\nabout \"t\"\nmutex m\nprocess p { atomic { lock m; work 1ms; GET k } }\nexpect holds\n");
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[0].contains("not allowed inside `atomic`"));
 }

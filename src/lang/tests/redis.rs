@@ -1,42 +1,8 @@
 //! Unit tests of Redis servers and replicas: `redis NAME`, `on NAME`, `WAIT`, failover,
 //! `timing async`.
 
-use super::parse;
-use crate::ir::{FaultKind, Model, OpKind, RedisCmd, RedisServer, Timing};
-
-fn model(src: &str) -> Model {
-    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-/// A minimal model: declarations, one group `p` with `body`, then `after` (faults, properties).
-fn with(decls: &str, body: &str, after: &str) -> Model {
-    model(&source(decls, body, after))
-}
-
-fn source(decls: &str, body: &str, after: &str) -> String {
-    format!("model \"t\"\nabout \"t\"\n{decls}\nprocess p {{\n{body}\n}}\n{after}\nexpect holds\n")
-}
-
-/// The messages of every error, with their hints.
-fn errors(src: &str) -> Vec<String> {
-    match parse("test.model", src) {
-        Ok(_) => panic!("expected errors"),
-        Err(d) => d
-            .items
-            .iter()
-            .map(|i| format!("{} / {}", i.message, i.hint.clone().unwrap_or_default()))
-            .collect(),
-    }
-}
-
-fn ops(m: &Model) -> Vec<OpKind> {
-    m.groups[0]
-        .program
-        .ops
-        .iter()
-        .map(|o| o.kind.clone())
-        .collect()
-}
+use super::*;
+use crate::ir::{FaultKind, OpKind, RedisCmd, RedisServer, Timing};
 
 /// The server of every Redis op, atomic bodies flattened after their block's.
 fn servers(ops: &[OpKind]) -> Vec<u16> {

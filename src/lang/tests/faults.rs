@@ -1,41 +1,7 @@
 //! Unit tests of PEXPIRE/PTTL/INCR, the watchdog, regions, faults and the fault statuses.
 
-use super::parse;
-use crate::ir::{Expr, FaultKind, Model, OpKind, Pid, RedisCmd, StatusKind};
-
-fn model(src: &str) -> Model {
-    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-/// A minimal model: declarations, one group `p` with `body`, then `after` (faults, properties).
-fn with(decls: &str, body: &str, after: &str) -> Model {
-    model(&source(decls, body, after))
-}
-
-fn source(decls: &str, body: &str, after: &str) -> String {
-    format!("model \"t\"\nabout \"t\"\n{decls}\nprocess p {{\n{body}\n}}\n{after}\nexpect holds\n")
-}
-
-/// The messages of every error, with their hints.
-fn errors(src: &str) -> Vec<String> {
-    match parse("test.model", src) {
-        Ok(_) => panic!("expected errors"),
-        Err(d) => d
-            .items
-            .iter()
-            .map(|i| format!("{} / {}", i.message, i.hint.clone().unwrap_or_default()))
-            .collect(),
-    }
-}
-
-fn ops(m: &Model) -> Vec<OpKind> {
-    m.groups[0]
-        .program
-        .ops
-        .iter()
-        .map(|o| o.kind.clone())
-        .collect()
-}
+use super::*;
+use crate::ir::{Expr, FaultKind, OpKind, Pid, RedisCmd, StatusKind};
 
 #[test]
 fn pexpire_pttl_and_incr_lower_everywhere() {
@@ -340,7 +306,7 @@ fn properties_read_hung_and_paused() {
 
 #[test]
 fn the_documented_fault_example_parses() {
-    let doc = include_str!("../../docs/language.md");
+    let doc = include_str!("../../../docs/language.md");
     let section = &doc[doc.find("## Faults").expect("a Faults section")..];
     let start = section.find("```\n").expect("an example") + 4;
     let end = start

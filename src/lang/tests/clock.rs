@@ -1,27 +1,7 @@
 //! Unit tests of `clock()` and `fault jump`.
 
-use super::parse;
-use crate::ir::{BinOp, Expr, FaultKind, Model, OpKind};
-
-fn model(src: &str) -> Model {
-    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-fn source(decls: &str, body: &str, after: &str) -> String {
-    format!("model \"t\"\nabout \"t\"\n{decls}\nprocess p {{\n{body}\n}}\n{after}\nexpect holds\n")
-}
-
-/// The messages of every error, with their hints.
-fn errors(src: &str) -> Vec<String> {
-    match parse("test.model", src) {
-        Ok(_) => panic!("expected errors"),
-        Err(d) => d
-            .items
-            .iter()
-            .map(|i| format!("{} / {}", i.message, i.hint.clone().unwrap_or_default()))
-            .collect(),
-    }
-}
+use super::*;
+use crate::ir::{BinOp, Expr, FaultKind, OpKind};
 
 #[test]
 fn clock_reads_the_clients_clock() {

@@ -1,40 +1,11 @@
 //! Unit tests of duration ranges (`work 100..300ms`), `fault drift` and `fault timeout`.
 
-use super::parse;
-use crate::ir::{FaultKind, Model, OpKind};
-
-fn model(src: &str) -> Model {
-    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-fn source(body: &str, after: &str) -> String {
-    format!("model \"t\"\nabout \"t\"\nprocess p {{\n{body}\n}}\n{after}\nexpect holds\n")
-}
-
-fn ops(m: &Model) -> Vec<OpKind> {
-    m.groups[0]
-        .program
-        .ops
-        .iter()
-        .map(|o| o.kind.clone())
-        .collect()
-}
-
-/// The messages of every error, with their hints.
-fn errors(src: &str) -> Vec<String> {
-    match parse("test.model", src) {
-        Ok(_) => panic!("expected errors"),
-        Err(d) => d
-            .items
-            .iter()
-            .map(|i| format!("{} / {}", i.message, i.hint.clone().unwrap_or_default()))
-            .collect(),
-    }
-}
+use super::*;
+use crate::ir::{FaultKind, OpKind};
 
 #[test]
 fn a_range_lowers_to_both_ends_in_ticks() {
-    let m = model(&source("work 100..300ms\nsleep 1s..2s\nwork 150ms", ""));
+    let m = model(&source("", "work 100..300ms\nsleep 1s..2s\nwork 150ms", ""));
     // 100, 300, 1000, 2000 and 150: the gcd is 50.
     assert_eq!(m.tick_ms, 50);
     let ops = ops(&m);
@@ -52,11 +23,11 @@ fn a_range_lowers_to_both_ends_in_ticks() {
 #[test]
 fn both_ends_count_toward_the_tick() {
     // Alone, 200ms would make the tick 200ms; the upper end 250ms brings it to 50ms.
-    let m = model(&source("work 200..250ms", ""));
+    let m = model(&source("", "work 200..250ms", ""));
     assert_eq!(m.tick_ms, 50);
     assert_eq!(ops(&m)[0], OpKind::Work { ticks: 4, upto: 5 });
     // The lower end counts too.
-    let m = model(&source("sleep 30ms..1s", ""));
+    let m = model(&source("", "sleep 30ms..1s", ""));
     assert_eq!(m.tick_ms, 10);
     assert_eq!(
         ops(&m)[0],
@@ -69,7 +40,7 @@ fn both_ends_count_toward_the_tick() {
 
 #[test]
 fn units_mix_and_the_lower_end_borrows_the_upper_ones() {
-    let m = model(&source("work 1..2s\nsleep 500ms..1s", ""));
+    let m = model(&source("", "work 1..2s\nsleep 500ms..1s", ""));
     assert_eq!(m.tick_ms, 500);
     let ops = ops(&m);
     assert_eq!(ops[0], OpKind::Work { ticks: 2, upto: 4 });
@@ -78,47 +49,55 @@ fn units_mix_and_the_lower_end_borrows_the_upper_ones() {
 
 #[test]
 fn an_empty_range_is_a_fixed_duration() {
-    let m = model(&source("work 100..100ms", ""));
+    let m = model(&source("", "work 100..100ms", ""));
     assert_eq!(m.tick_ms, 100);
     assert_eq!(ops(&m)[0], OpKind::Work { ticks: 1, upto: 1 });
 }
 
 #[test]
 fn a_reversed_range_is_an_error() {
-    let got = errors(&source("work 300..100ms", ""));
+    let got = errors(&source("", "work 300..100ms", ""));
     assert_eq!(
         got,
         vec!["reversed duration range / write the shorter time first, like `100..300ms`"]
     );
-    let got = errors(&source("sleep 2s..1500ms", ""));
+    let got = errors(&source("", "sleep 2s..1500ms", ""));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("reversed duration range"), "{got:?}");
 }
 
 #[test]
 fn range_ends_need_units_and_a_positive_length() {
-    let got = errors(&source("work 100..300", ""));
+    let got = errors(&source("", "work 100..300", ""));
     assert_eq!(
         got,
         vec!["duration without a unit / write `300ms` or `300s`"]
     );
-    let got = errors(&source("work 0..300ms", ""));
+    let got = errors(&source("", "work 0..300ms", ""));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("duration out of range"), "{got:?}");
-    let got = errors(&source("work 1min..2s", ""));
+    let got = errors(&source("", "work 1min..2s", ""));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("bad duration unit \"min\""), "{got:?}");
 }
 
 #[test]
 fn drift_is_a_fault_of_a_group_in_ticks() {
-    let m = model(&source("work 100ms", "fault drift p up to 2s at most 1"));
+    let m = model(&source(
+        "",
+        "work 100ms",
+        "fault drift p up to 2s at most 1",
+    ));
     assert_eq!(m.tick_ms, 100);
     let f = &m.faults[0];
     assert_eq!(f.kind, FaultKind::Drift { max: 20 });
     assert_eq!((f.group, f.budget, f.during), (0, 1, None));
     // The offset counts toward the tick.
-    let m = model(&source("work 100ms", "fault drift p up to 30ms at most 2"));
+    let m = model(&source(
+        "",
+        "work 100ms",
+        "fault drift p up to 30ms at most 2",
+    ));
     assert_eq!(m.tick_ms, 10);
     assert_eq!(m.faults[0].kind, FaultKind::Drift { max: 3 });
 }
@@ -126,13 +105,17 @@ fn drift_is_a_fault_of_a_group_in_ticks() {
 #[test]
 fn drift_takes_no_region() {
     let body = "region r { work 100ms }";
-    let got = errors(&source(body, "fault drift p up to 1s at most 1 during r"));
+    let got = errors(&source(
+        "",
+        body,
+        "fault drift p up to 1s at most 1 during r",
+    ));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(
         got[0].starts_with("`during` does not apply to a clock drift / "),
         "{got:?}"
     );
-    let got = errors(&source(body, "fault drift p by 1s at most 1"));
+    let got = errors(&source("", body, "fault drift p by 1s at most 1"));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].contains("`up to`"), "{got:?}");
 }
@@ -141,6 +124,7 @@ fn drift_takes_no_region() {
 fn timeout_is_a_lost_reply() {
     let body = "region r { SET k 1 into $ok }";
     let m = model(&source(
+        "",
         body,
         "fault timeout p at most 2\nfault timeout p at most 1 during r",
     ));
@@ -150,14 +134,14 @@ fn timeout_is_a_lost_reply() {
     assert!(m.faults[1].during.is_some());
     // 'TIMEOUT' is an error code a retry can name.
     let body = "retry 2 on 'TIMEOUT' { SET k 1 into $ok }";
-    model(&source(body, "fault timeout p at most 1"));
+    model(&source("", body, "fault timeout p at most 1"));
 }
 
 #[test]
 fn unknown_fault_lists_the_new_kinds() {
-    let got = errors(&source("work 1s", "fault drfit p up to 1s at most 1"));
+    let got = errors(&source("", "work 1s", "fault drfit p up to 1s at most 1"));
     assert_eq!(got, vec!["unknown fault \"drfit\" / did you mean `drift`?"]);
-    let got = errors(&source("work 1s", "fault explode p at most 1"));
+    let got = errors(&source("", "work 1s", "fault explode p at most 1"));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(
         got[0].contains("`drift`") && got[0].contains("`timeout`"),

@@ -1,52 +1,14 @@
 //! Unit tests of the database-fidelity forms: flavours, settings, types and indexes, the wider
 //! SQL subset, `catch` and `retry`.
 
-use super::{parse, parse_with, ParseOptions};
+use super::*;
 use crate::ir::{
     error_code, BinOp, ColumnType, Db, Expect, Expr, Flavour, Index, Isolation, LockClause,
     LockMode, Model, OnError, OpKind, SqlStmt, StatusKind, Value, WaitPolicy,
 };
 
-fn model(src: &str) -> Model {
-    parse("test.model", src).unwrap_or_else(|d| panic!("{}", d.render()))
-}
-
-/// A model with `decls` at the top level and `body` as the one process.
-fn source(decls: &str, body: &str) -> String {
-    format!("model \"t\"\nabout \"t\"\n{decls}\nprocess p {{\n{body}\n}}\nexpect holds\n")
-}
-
-fn with_body(decls: &str, body: &str) -> Model {
-    model(&source(decls, body))
-}
-
-/// Every message `parse` reports for the model, with its hint.
-fn errors(decls: &str, body: &str) -> Vec<String> {
-    errors_with(decls, body, &ParseOptions::default())
-}
-
-fn errors_with(decls: &str, body: &str, opts: &ParseOptions) -> Vec<String> {
-    match parse_with("test.model", &source(decls, body), opts) {
-        Ok(_) => panic!("expected errors"),
-        Err(d) => d
-            .items
-            .iter()
-            .map(|i| format!("{} | {}", i.message, i.hint.clone().unwrap_or_default()))
-            .collect(),
-    }
-}
-
 fn db(m: &Model) -> &Db {
     m.db.as_ref().expect("a db")
-}
-
-fn ops(m: &Model) -> Vec<OpKind> {
-    m.groups[0]
-        .program
-        .ops
-        .iter()
-        .map(|o| o.kind.clone())
-        .collect()
 }
 
 /// The statements of the process's SQL ops, in order.
@@ -98,7 +60,7 @@ fn db_line_names_the_flavour_and_level() {
         ),
     ];
     for (line, flavour, isolation) in cases {
-        let m = with_body(line, "work 1ms");
+        let m = with(line, "work 1ms", "");
         assert_eq!(
             (db(&m).flavour, db(&m).isolation),
             (flavour, isolation),
@@ -106,10 +68,14 @@ fn db_line_names_the_flavour_and_level() {
         );
         assert_eq!(db(&m).settings, crate::ir::Settings::default());
     }
-    let got = errors("db postgres isolation read uncommitted", "work 1ms");
+    let got = errors(&source(
+        "db postgres isolation read uncommitted",
+        "work 1ms",
+        "",
+    ));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].contains("not supported yet"), "{got:?}");
-    let got = errors("db mysqll isolation seralizable", "work 1ms");
+    let got = errors(&source("db mysqll isolation seralizable", "work 1ms", ""));
     assert!(got[0].contains("did you mean `mysql`?"), "{got:?}");
     assert!(got[1].contains("did you mean `serializable`?"), "{got:?}");
 }
@@ -117,18 +83,18 @@ fn db_line_names_the_flavour_and_level() {
 #[test]
 fn the_flavour_can_be_overridden() {
     let opts = |f| ParseOptions { db: Some(f) };
-    let src = source("db postgres\nset lock_timeout = 1s", "work 1ms");
+    let src = source("db postgres\nset lock_timeout = 1s", "work 1ms", "");
     let m = parse_with("t.model", &src, &opts(Flavour::Postgres)).unwrap();
     assert_eq!(db(&m).settings.lock_timeout, Some(1000));
     // No level named: the new flavour's default.
-    let src = source("db postgres", "work 1ms");
+    let src = source("db postgres", "work 1ms", "");
     let m = parse_with("t.model", &src, &opts(Flavour::Mysql)).unwrap();
     assert_eq!(
         (db(&m).flavour, db(&m).isolation),
         (Flavour::Mysql, Isolation::RepeatableRead)
     );
     // A level named in the file stays.
-    let src = source("db postgres isolation read_committed", "work 1ms");
+    let src = source("db postgres isolation read_committed", "work 1ms", "");
     let m = parse_with("t.model", &src, &opts(Flavour::Mariadb)).unwrap();
     assert_eq!(
         (db(&m).flavour, db(&m).isolation),
@@ -137,12 +103,11 @@ fn the_flavour_can_be_overridden() {
     // Flavour rules follow the effective flavour.
     let decls = format!("db mysql\n{T}");
     let body = "select n from t where id = 1 for share into $n";
-    assert!(parse("t.model", &source(&decls, body)).is_ok());
-    let got = errors_with(&decls, body, &opts(Flavour::Mariadb));
+    assert!(parse("t.model", &source(&decls, body, "")).is_ok());
+    let got = errors_with(&source(&decls, body, ""), &opts(Flavour::Mariadb));
     assert!(got[0].contains("`FOR SHARE` on mariadb"), "{got:?}");
     let got = errors_with(
-        "db postgres\nset lock_timeout = 1s",
-        "work 1ms",
+        &source("db postgres\nset lock_timeout = 1s", "work 1ms", ""),
         &opts(Flavour::Mysql),
     );
     assert!(
@@ -150,37 +115,42 @@ fn the_flavour_can_be_overridden() {
         "{got:?}"
     );
     // Without a db line there is nothing to override.
-    let m = parse_with("t.model", &source("", "work 1ms"), &opts(Flavour::Mysql)).unwrap();
+    let m = parse_with(
+        "t.model",
+        &source("", "work 1ms", ""),
+        &opts(Flavour::Mysql),
+    )
+    .unwrap();
     assert!(m.db.is_none());
 }
 
 #[test]
 fn settings_are_read_in_ticks() {
     let decls = "db postgres\nset lock_timeout = 100ms\nset deadlock_timeout = 1s";
-    let m = with_body(decls, "work 50ms");
+    let m = with(decls, "work 50ms", "");
     assert_eq!(m.tick_ms, 50);
     let s = &db(&m).settings;
     assert_eq!((s.lock_timeout, s.deadlock_timeout), (Some(2), Some(20)));
-    let m = with_body("db postgres\nset lock_timeout = 0", "work 30ms");
+    let m = with("db postgres\nset lock_timeout = 0", "work 30ms", "");
     assert_eq!((db(&m).settings.lock_timeout, m.tick_ms), (None, 30));
 
     let decls = "db mysql\nset innodb_lock_wait_timeout = 2s\nset sql_mode = ''";
-    let m = with_body(decls, "work 500ms");
+    let m = with(decls, "work 500ms", "");
     let s = &db(&m).settings;
     assert_eq!((s.innodb_lock_wait_timeout, s.non_strict), (Some(4), true));
     let decls = "db mysql\nset sql_mode = 'NO_ZERO_DATE,STRICT_TRANS_TABLES'";
-    assert!(!db(&with_body(decls, "work 1ms")).settings.non_strict);
+    assert!(!db(&with(decls, "work 1ms", "")).settings.non_strict);
     let decls = "db mysql\nset sql_mode = 'NO_ZERO_DATE'";
-    assert!(db(&with_body(decls, "work 1ms")).settings.non_strict);
+    assert!(db(&with(decls, "work 1ms", "")).settings.non_strict);
     let decls = "db mariadb\nset innodb_snapshot_isolation = on";
     assert!(
-        db(&with_body(decls, "work 1ms"))
+        db(&with(decls, "work 1ms", ""))
             .settings
             .innodb_snapshot_isolation
     );
     let decls = "db mariadb\nSET innodb_snapshot_isolation = off";
     assert!(
-        !db(&with_body(decls, "work 1ms"))
+        !db(&with(decls, "work 1ms", ""))
             .settings
             .innodb_snapshot_isolation
     );
@@ -188,30 +158,40 @@ fn settings_are_read_in_ticks() {
 
 #[test]
 fn settings_are_checked() {
-    let got = errors("db postgres\nset lock_timout = 1s", "work 1ms");
+    let got = errors(&source("db postgres\nset lock_timout = 1s", "work 1ms", ""));
     assert_eq!(
         got,
-        vec!["unknown setting \"lock_timout\" | did you mean `lock_timeout`?"]
+        vec!["unknown setting \"lock_timout\" / did you mean `lock_timeout`?"]
     );
-    let got = errors(
+    let got = errors(&source(
         "db mysql\nset lock_timeout = 1s\nset deadlock_timeout = 1s",
         "work 1ms",
-    );
+        "",
+    ));
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[0].starts_with("setting `lock_timeout` does not apply to mysql"));
     assert!(got[0].contains("innodb_lock_wait_timeout"), "{got:?}");
-    let got = errors(
+    let got = errors(&source(
         "db postgres\nset innodb_snapshot_isolation = on",
         "work 1ms",
-    );
+        "",
+    ));
     assert!(got[0].contains("does not apply to postgres"), "{got:?}");
     // MariaDB's variable and InnoDB's sql_mode are accepted (and ignored) elsewhere, so one
     // file can serve several flavours.
-    with_body("db mysql\nset innodb_snapshot_isolation = on", "work 1ms");
-    with_body("db postgres\nset sql_mode = ''", "work 1ms");
-    let got = errors("set lock_timeout = 1s", "work 1ms");
+    with(
+        "db mysql\nset innodb_snapshot_isolation = on",
+        "work 1ms",
+        "",
+    );
+    with("db postgres\nset sql_mode = ''", "work 1ms", "");
+    let got = errors(&source("set lock_timeout = 1s", "work 1ms", ""));
     assert!(got[0].starts_with("a setting needs a database"), "{got:?}");
-    let got = errors("db postgres\nset lock_timeout = 10", "work 1ms");
+    let got = errors(&source(
+        "db postgres\nset lock_timeout = 10",
+        "work 1ms",
+        "",
+    ));
     assert!(got[0].starts_with("duration without a unit"), "{got:?}");
 }
 
@@ -221,7 +201,7 @@ fn column_types_ranges_and_indexes() {
                  table acct (id bigint primary key, n int, name varchar(20) unique, note text)\n\
                  index acct (n, note)\nunique index acct (n)\nindex acct (n, note)\n\
                  row acct (9000000000, -2147483648, 'a', null)";
-    let m = with_body(decls, "work 1ms");
+    let m = with(decls, "work 1ms", "");
     let t = &db(&m).tables[0];
     let types: Vec<ColumnType> = t.columns.iter().map(|c| c.ty).collect();
     assert_eq!(
@@ -246,7 +226,7 @@ fn column_types_ranges_and_indexes() {
 
     let decls = "db postgres\ntable t (id int primary key, n int)\nrow t (1, 2147483648)\n\
                  index t (m)\nunique index u (n)";
-    let got = errors(decls, "work 1ms");
+    let got = errors(&source(decls, "work 1ms", ""));
     assert_eq!(got.len(), 3, "{got:?}");
     assert!(
         got[0].starts_with("value out of range for column \"n\""),
@@ -262,7 +242,7 @@ fn begin_names_an_isolation_level() {
     let body = "BEGIN\nBEGIN ISOLATION LEVEL SERIALIZABLE\n\
                 start transaction isolation level repeatable read\n\
                 begin transaction isolation level read committed\nSTART TRANSACTION";
-    let m = with_body("db postgres", body);
+    let m = with("db postgres", body, "");
     let levels: Vec<Option<Isolation>> = stmts(&m)
         .into_iter()
         .map(|s| match s {
@@ -281,7 +261,11 @@ fn begin_names_an_isolation_level() {
             None
         ]
     );
-    let got = errors("db postgres", "begin isolation level read uncommitted");
+    let got = errors(&source(
+        "db postgres",
+        "begin isolation level read uncommitted",
+        "",
+    ));
     assert!(
         got[0].starts_with("READ UNCOMMITTED is not supported yet"),
         "{got:?}"
@@ -293,7 +277,7 @@ type SelectParts = (Vec<(u16, bool)>, Option<u32>, Option<LockClause>, String);
 
 /// The parts of the SELECT written in `body`.
 fn select(decls: &str, body: &str) -> SelectParts {
-    let m = with_body(&format!("{decls}\n{T}"), body);
+    let m = with(&format!("{decls}\n{T}"), body, "");
     match stmts(&m).remove(0) {
         SqlStmt::Select {
             order,
@@ -391,14 +375,15 @@ fn lock_clauses_follow_the_flavour() {
     ];
     for (decls, tail, hint) in cases {
         let body = format!("select n from t where id = 1 {tail}");
-        let got = errors(&format!("{decls}\n{T}"), &body);
+        let got = errors(&source(&format!("{decls}\n{T}"), &body, ""));
         assert_eq!(got.len(), 1, "{tail}: {got:?}");
         assert!(got[0].contains(hint), "{tail}: {got:?}");
     }
-    let got = errors(
+    let got = errors(&source(
         &format!("db postgres\n{T}"),
         "select n from t order by n + 1 limit 'x'",
-    );
+        "",
+    ));
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[0].starts_with("ORDER BY takes a column"));
     assert!(got[1].starts_with("LIMIT takes a non-negative integer"));
@@ -408,7 +393,7 @@ fn lock_clauses_follow_the_flavour() {
 fn insert_and_delete_are_resolved() {
     let body = "$x = 5\ninsert into t (n, id, s) values ($x + 1, 7, 'new') into $rows\n\
                 INSERT INTO t (id) VALUES ($me)\ndelete from t where id = $x\ndelete from t";
-    let m = with_body(&format!("db mysql\n{T}"), body);
+    let m = with(&format!("db mysql\n{T}"), body, "");
     let stmts = stmts(&m);
     let SqlStmt::Insert {
         table,
@@ -448,16 +433,21 @@ fn insert_and_delete_are_resolved() {
     };
     assert_eq!(into, &vec![1]);
 
-    let got = errors(&format!("db postgres\n{T}"), "insert into t (n) values (1)");
+    let got = errors(&source(
+        &format!("db postgres\n{T}"),
+        "insert into t (n) values (1)",
+        "",
+    ));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(
         got[0].starts_with("INSERT must give the primary key \"id\""),
         "{got:?}"
     );
-    let got = errors(
+    let got = errors(&source(
         &format!("db postgres\n{T}"),
         "insert into t values (1, 2, 'x')",
-    );
+        "",
+    ));
     assert!(got[0].starts_with("INSERT needs a column list"), "{got:?}");
 }
 
@@ -469,7 +459,7 @@ fn in_between_and_null_tests_unfold() {
                 select id from t where n not between 1 and 3 into $a\n\
                 select id from t where s is null into $a\n\
                 update t set n = 0 where s is not null";
-    let m = with_body(&format!("db postgres\n{T}"), &format!("$v = 9\n{body}"));
+    let m = with(&format!("db postgres\n{T}"), &format!("$v = 9\n{body}"), "");
     let filters: Vec<Expr> = stmts(&m)
         .into_iter()
         .map(|s| match s {
@@ -515,7 +505,7 @@ fn in_between_and_null_tests_unfold() {
 fn catch_binds_the_error_and_goes_on() {
     let body =
         "select n from t where id = 1 into $n catch $e\nupdate t set n = 1 catch $e2\ncommit";
-    let m = with_body(&format!("db postgres\n{T}"), body);
+    let m = with(&format!("db postgres\n{T}"), body, "");
     let locals = &m.groups[0].program.locals;
     let ops = ops(&m);
     let OpKind::Sql { into, on_error, .. } = &ops[0] else {
@@ -538,9 +528,10 @@ fn catch_binds_the_error_and_goes_on() {
     assert_eq!(on_error, &catch(e2));
     assert!(matches!(&ops[2], OpKind::Sql { on_error: None, .. }));
     // `$e` counts as set, so reading it is fine.
-    with_body(
+    with(
         &format!("db postgres\n{T}"),
         "commit catch $e\nif $e = '40001' { return }",
+        "",
     );
 }
 
@@ -551,7 +542,7 @@ fn retry_lowers_to_a_loop_with_a_handler() {
                   update t set n = n - 1 where id = 1\n\
                   commit catch $e\n\
                 }\nwork 10ms";
-    let m = with_body(&format!("db postgres\n{T}"), body);
+    let m = with(&format!("db postgres\n{T}"), body, "");
     let locals = &m.groups[0].program.locals;
     assert_eq!(locals, &vec!["#retry1", "#err1", "e"]);
     let codes = vec![error_code("40001"), error_code("40P01")];
@@ -618,7 +609,7 @@ fn nested_retry_and_break() {
                   retry 5 on '40P01' { commit; break }\n\
                   break\n\
                 }";
-    let m = with_body(&format!("db postgres\n{T}"), body);
+    let m = with(&format!("db postgres\n{T}"), body, "");
     let ops = ops(&m);
     // 0 #retry1=0, 1 head, 2 bump, 3 commit (outer),
     // 4 #retry2=0, 5 head, 6 bump, 7 commit (inner), 8 break→13, 9 jump 13, 10 rollback,
@@ -656,13 +647,17 @@ fn nested_retry_and_break() {
 #[test]
 fn retry_is_checked() {
     let decls = format!("db postgres\n{T}");
-    let got = errors(&decls, "retry 3 on '40001', '9999' { commit }");
+    let got = errors(&source(&decls, "retry 3 on '40001', '9999' { commit }", ""));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("unknown error code '9999'"), "{got:?}");
     assert!(got[0].contains("'40001', '40P01'"), "{got:?}");
-    let got = errors(&decls, "retry 3 on 1213 { commit }");
+    let got = errors(&source(&decls, "retry 3 on 1213 { commit }", ""));
     assert!(got[0].contains("write it `'1213'`"), "{got:?}");
-    let got = errors(&decls, "atomic { retry 2 on '40001' { GET k } }");
+    let got = errors(&source(
+        &decls,
+        "atomic { retry 2 on '40001' { GET k } }",
+        "",
+    ));
     assert!(
         got[0].starts_with("`retry` is not allowed inside `atomic`"),
         "{got:?}"
@@ -671,7 +666,7 @@ fn retry_is_checked() {
 
 #[test]
 fn error_codes_are_the_seeded_symbols() {
-    let m = with_body("ghost g = 0", "$x = '40001'\nreturn '1213'");
+    let m = with("ghost g = 0", "$x = '40001'\nreturn '1213'", "");
     assert_eq!(
         m.symbols[..crate::ir::ERROR_CODES.len() + 1],
         crate::ir::initial_symbols()[..]
@@ -739,18 +734,11 @@ fn expectations_per_flavour() {
     let m = model(&only);
     assert_eq!((m.expect, m.expect_flavours.len()), (Expect::Unstated, 2));
     // Without flavours: one expectation for every flavour.
-    let m = model(&source("db postgres", "work 1ms"));
+    let m = model(&source("db postgres", "work 1ms", ""));
     assert_eq!((m.expect, m.expect_flavours.len()), (Expect::Holds, 0));
 
     let bad = src.replace("expect mysql, mariadb", "expect mysql, postgres, oracle");
-    let got = match parse("t.model", &bad) {
-        Err(d) => d
-            .items
-            .iter()
-            .map(|i| i.message.clone())
-            .collect::<Vec<_>>(),
-        Ok(_) => panic!(),
-    };
+    let got = messages(&bad);
     assert_eq!(
         got,
         vec![

@@ -148,8 +148,16 @@ impl Model {
         let (outcome, stats) = explore::explore(&self.ir, opts);
         let seconds = started.elapsed().as_secs_f64();
         let trace = match &outcome {
-            explore::Outcome::Failed { failure, path } => Some(
+            explore::Outcome::Failed {
+                failure,
+                path,
+                loop_start,
+            } => Some(
                 trace::replay(&self.ir, path, *failure)
+                    .map(|mut t| {
+                        t.loop_start = *loop_start;
+                        t
+                    })
                     .expect("a path found by the search replays"),
             ),
             _ => None,

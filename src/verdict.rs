@@ -81,10 +81,23 @@ impl Verdict {
                     f => format!("{} violated", f.name(m)),
                 };
                 let n = t.steps.len();
-                out.push_str(&format!(
-                    "✗ {what} — shortest counterexample: {n} step{}\n  ({counts})\n\n",
-                    if n == 1 { "" } else { "s" }
-                ));
+                let shape = match t.loop_start {
+                    Some(k) => format!(
+                        "a run on which it never holds: {k} steps, then {} repeating \
+                         forever\n  (weak fairness per process; faults are never forced)",
+                        n - k
+                    ),
+                    None if m.properties.iter().any(|p| p.kind.is_liveness())
+                        && matches!(failure, Failure::Property(i) if m.properties[*i].kind.is_liveness()) =>
+                    {
+                        format!("a run that ends without it: {n} steps")
+                    }
+                    None => format!(
+                        "shortest counterexample: {n} step{}",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                };
+                out.push_str(&format!("✗ {what} — {shape}\n  ({counts})\n\n"));
                 out.push_str(&trace::text::render(m, t));
             }
             (Outcome::Holds, _) => out.push_str(&format!("✓ holds ({counts})\n")),

@@ -82,7 +82,24 @@ pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
             return (Outcome::Incomplete { bound }, stats);
         }
         if seen.len() == end {
-            return (Outcome::Holds, stats);
+            stats.states = seen.len();
+            // Every state is known: now the runs can be judged.
+            return match super::liveness::check(m, &seen) {
+                Some(l) => {
+                    let failure = Failure::Property(l.property);
+                    let path = l.path;
+                    let loop_start = l.loop_start;
+                    (
+                        Outcome::Failed {
+                            failure,
+                            path,
+                            loop_start,
+                        },
+                        stats,
+                    )
+                }
+                None => (Outcome::Holds, stats),
+            };
         }
         bounds.push(seen.len());
     }
@@ -105,6 +122,7 @@ pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
         Outcome::Failed {
             failure: best,
             path,
+            loop_start: None,
         },
         stats,
     )

@@ -2,6 +2,7 @@
 //! first counterexample found is a shortest one.
 
 mod bfs;
+mod liveness;
 mod properties;
 mod switches;
 pub mod waits;
@@ -25,7 +26,13 @@ pub enum Outcome {
     Holds,
     /// The path (a shortest one, with the fewest context switches among those) to a state
     /// where `failure` happens.
-    Failed { failure: Failure, path: Vec<Choice> },
+    Failed {
+        failure: Failure,
+        path: Vec<Choice>,
+        /// For a liveness violation, where the path's loop begins: the steps from there on
+        /// repeat forever. `None` for safety failures and runs that end.
+        loop_start: Option<usize>,
+    },
     /// A bound stopped the search before it covered every state.
     Incomplete { bound: Bound },
 }

@@ -36,7 +36,7 @@ pub fn check(m: &Model, s: &State, out: &mut Vec<Failure>) {
     let fin = s.is_final();
     let sc = Scope::global(m, s);
     for (i, p) in m.properties.iter().enumerate() {
-        if p.kind == PropertyKind::Final && !fin {
+        if (p.kind == PropertyKind::Final && !fin) || p.kind.is_liveness() {
             continue;
         }
         // A property that cannot be evaluated (nil arithmetic) counts as false.

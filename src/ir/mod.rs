@@ -274,6 +274,8 @@ pub struct Property {
     pub name: String,
     pub kind: PropertyKind,
     pub expr: Expr,
+    /// `leads_to P => Q`: the Q (`expr` is the P).
+    pub then: Option<Expr>,
     pub span: Span,
 }
 
@@ -283,6 +285,24 @@ pub enum PropertyKind {
     Invariant,
     /// Must hold in every final state (every process done or crashed).
     Final,
+    /// `eventually NAME: P`: on every fair run, P holds at some point.
+    Eventually,
+    /// `always_eventually NAME: P`: on every fair run, P holds again and again (progress).
+    AlwaysEventually,
+    /// `leads_to NAME: P => Q`: on every fair run, every state where P holds is followed, at
+    /// or after it, by one where Q holds.
+    LeadsTo,
+}
+
+impl PropertyKind {
+    /// Checked on runs (cycles), not on single states.
+    #[must_use]
+    pub fn is_liveness(self) -> bool {
+        matches!(
+            self,
+            PropertyKind::Eventually | PropertyKind::AlwaysEventually | PropertyKind::LeadsTo
+        )
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -73,6 +73,8 @@ pub enum DeclKind {
         kind: PropertyKind,
         name: Name,
         expr: Expr,
+        /// `leads_to NAME: P => Q`: the Q (`expr` is the P).
+        then: Option<Expr>,
     },
     /// `expect [FLAVOUR, … :] holds|violated NAME|deadlock`; `flavours` is `None` when the
     /// line names none (unknown flavours are reported and left out).
@@ -189,6 +191,11 @@ pub enum StmtKind {
     Repeat {
         count: u32,
         /// `repeat N`, where the loop's own ops point.
+        head: Span,
+        body: Block,
+    },
+    /// `loop { … }`: unbounded; only `break` leaves it. `head` is the `loop` keyword.
+    Loop {
         head: Span,
         body: Block,
     },

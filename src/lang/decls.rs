@@ -11,7 +11,7 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::{ColumnType, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 17] = [
+pub const DECLARATIONS: [&str; 20] = [
     "model",
     "about",
     "db",
@@ -28,6 +28,9 @@ pub const DECLARATIONS: [&str; 17] = [
     "fault",
     "invariant",
     "final",
+    "eventually",
+    "always_eventually",
+    "leads_to",
     "expect",
 ];
 
@@ -81,6 +84,23 @@ impl Parser<'_> {
             return self.unexpected("a declaration");
         };
         let keyword = word.to_ascii_lowercase();
+        if keyword == "always" && self.peek_at(1).tok != Tok::Punct(":") {
+            // `always eventually NAME: expr`, the two-word spelling of `always_eventually`.
+            self.bump();
+            if !self.at_word("eventually") {
+                let t = self.peek().clone();
+                let found = self.describe(&t);
+                let msg = format!("expected `eventually`, found {found}");
+                let d = Diagnostic::new(msg, t.span, "expected `eventually`").with_hint(
+                    "`always eventually NAME: expr` (or `always_eventually`) is the only \
+                     property that starts with `always`; for a property of every state, \
+                     write `invariant NAME: expr`",
+                );
+                return self.fail(d);
+            }
+            self.bump();
+            return self.property(PropertyKind::AlwaysEventually);
+        }
         if !DECLARATIONS.contains(&keyword.as_str()) {
             return self.unknown_declaration(&word);
         }
@@ -105,6 +125,9 @@ impl Parser<'_> {
             "fault" => self.fault(),
             "invariant" => self.property(PropertyKind::Invariant),
             "final" => self.property(PropertyKind::Final),
+            "eventually" => self.property(PropertyKind::Eventually),
+            "always_eventually" => self.property(PropertyKind::AlwaysEventually),
+            "leads_to" => self.property(PropertyKind::LeadsTo),
             _ => self.expect_decl(),
         }
     }
@@ -539,12 +562,33 @@ impl Parser<'_> {
         })
     }
 
-    /// `invariant name: expr` / `final name: expr`.
+    /// `invariant name: expr`, `final …`, `eventually …`, `always_eventually …`, and
+    /// `leads_to name: P => Q`.
     fn property(&mut self, kind: PropertyKind) -> PResult<DeclKind> {
         let name = self.name("a property name")?;
         self.expect_punct(":")?;
         let expr = self.expr()?;
-        Ok(DeclKind::Property { kind, name, expr })
+        let then = if kind == PropertyKind::LeadsTo {
+            if !self.eat_punct("=>") {
+                let t = self.peek().clone();
+                let found = self.describe(&t);
+                let msg = format!("expected `=>`, found {found}");
+                let d = Diagnostic::new(msg, t.span, "expected `=>`").with_hint(
+                    "`leads_to NAME: P => Q`: every state where P holds is followed, \
+                     at or after it, by one where Q holds",
+                );
+                return self.fail(d);
+            }
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Ok(DeclKind::Property {
+            kind,
+            name,
+            expr,
+            then,
+        })
     }
 
     /// `expect [FLAVOUR, … :] holds` / `… violated name` / `… deadlock`.

@@ -447,13 +447,23 @@ fn failover_server(cx: &mut Cx, name: &super::ast::Name) -> Option<u16> {
 fn properties(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     let mut seen = HashMap::new();
     for decl in decls {
-        if let DeclKind::Property { kind, name, expr } = &decl.kind {
+        if let DeclKind::Property {
+            kind,
+            name,
+            expr,
+            then,
+        } = &decl.kind
+        {
             let expr = lower_expr::lower(cx, &mut Place::Property, expr);
+            let then = then
+                .as_ref()
+                .map(|q| lower_expr::lower(cx, &mut Place::Property, q));
             if !duplicate(cx, &mut seen, name, "property") {
                 model.properties.push(Property {
                     name: name.text.clone(),
                     kind: *kind,
                     expr,
+                    then,
                     span: decl.span,
                 });
             }

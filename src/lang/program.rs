@@ -112,6 +112,7 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Atomic { .. } => "a nested `atomic`",
         StmtKind::Return(_) => "`return`",
         StmtKind::Retry { .. } => "`retry`",
+        StmtKind::Loop { .. } => "`loop`",
         StmtKind::Watchdog { .. } | StmtKind::WatchdogStop => "`watchdog`",
         StmtKind::Region { .. } => "`region`",
         _ => return None,
@@ -141,6 +142,7 @@ impl Builder<'_, '_> {
         match &s.kind {
             StmtKind::If { arms, otherwise } => self.if_stmt(arms, otherwise.as_ref(), ops),
             StmtKind::Repeat { count, head, body } => self.repeat(*count, body, *head, ops),
+            StmtKind::Loop { head, body } => self.loop_stmt(body, *head, ops),
             StmtKind::Break => self.break_stmt(s.span, ops),
             StmtKind::Retry {
                 attempts,
@@ -227,6 +229,7 @@ impl Builder<'_, '_> {
             StmtKind::WatchdogStop => OpKind::WatchdogStop,
             StmtKind::If { .. }
             | StmtKind::Repeat { .. }
+            | StmtKind::Loop { .. }
             | StmtKind::Break
             | StmtKind::Retry { .. }
             | StmtKind::Region { .. } => return None,
@@ -295,6 +298,33 @@ impl Builder<'_, '_> {
         patch(ops, head, end);
         for at in breaks {
             patch(ops, at, end);
+        }
+    }
+
+    /// `head: body; goto head; end:`, where `break` jumps to `end`.
+    fn loop_stmt(&mut self, body: &Block, span: Span, ops: &mut Vec<Op>) {
+        let head = ops.len();
+        let reported = self.cx.diags.len();
+        self.loops.push(Some(Vec::new()));
+        self.block(body, ops);
+        let breaks = self.loops.pop().flatten().unwrap_or_default();
+        let back = push(ops, OpKind::Jump(head as u32), span);
+        let end = ops.len();
+        for at in breaks {
+            patch(ops, at, end);
+        }
+        // A body already reported may have lost the ops that step; say nothing more then.
+        if self.cx.diags.len() == reported && spins(ops, head, back) {
+            let d = Diagnostic::new(
+                "this `loop` can go round without taking a step",
+                span,
+                "would spin forever",
+            )
+            .with_hint(
+                "every way round the loop must run a SQL or Redis command, a `lock`, an \
+                 `unlock`, a `work` or a `sleep`, or leave it with `break` or `return`",
+            );
+            self.cx.report(d);
         }
     }
 
@@ -391,7 +421,7 @@ impl Builder<'_, '_> {
                 } else {
                     (
                         "`break` outside a loop",
-                        "`break` leaves the innermost `repeat` or `retry`",
+                        "`break` leaves the innermost `repeat`, `loop` or `retry`",
                     )
                 };
                 self.cx
@@ -625,4 +655,28 @@ fn counted_head(ops: &mut Vec<Op>, counter: u16, count: u32, span: Span) -> usiz
     };
     push(ops, bump, span);
     head
+}
+
+/// The loop `head..=back` (`back` jumps to `head`) can reach `back` from `head` through local
+/// ops only: the engine would run it forever within one step.
+fn spins(ops: &[Op], head: usize, back: usize) -> bool {
+    let mut seen = vec![false; back + 1 - head];
+    let mut todo = vec![head];
+    while let Some(i) = todo.pop() {
+        if i < head || i > back || std::mem::replace(&mut seen[i - head], true) {
+            continue;
+        }
+        if i == back {
+            return true;
+        }
+        match &ops[i].kind {
+            k if k.is_visible() => {}
+            OpKind::Work { upto, .. } | OpKind::Sleep { upto, .. } if *upto > 0 => {}
+            OpKind::Return { .. } | OpKind::Raise { .. } => {}
+            OpKind::Jump(t) => todo.push(*t as usize),
+            OpKind::JumpUnless { target, .. } => todo.extend([i + 1, *target as usize]),
+            _ => todo.push(i + 1),
+        }
+    }
+    false
 }

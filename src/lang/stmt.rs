@@ -8,8 +8,8 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 29] = [
-    "if", "else", "repeat", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
+const STATEMENTS: [&str; 30] = [
+    "if", "else", "repeat", "loop", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
     "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
     "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "WAIT", "watchdog", "region",
 ];
@@ -74,7 +74,10 @@ impl Parser<'_> {
         let assigns = matches!(self.peek_at(1).tok, Tok::Punct("=" | "+=" | "-="));
         let lower = w.to_ascii_lowercase();
         // `set` at the start of a line in a block is the Redis command.
-        line_start && !assigns && lower != "set" && DECLARATIONS.contains(&lower.as_str())
+        line_start
+            && !assigns
+            && lower != "set"
+            && (DECLARATIONS.contains(&lower.as_str()) || lower == "always")
     }
 
     fn end_of_stmt(&mut self) {
@@ -109,6 +112,7 @@ impl Parser<'_> {
             "region" => self.region(),
             "if" => self.if_stmt(),
             "repeat" => self.repeat(),
+            "loop" => self.loop_stmt(),
             "retry" => self.retry(),
             "return" => self.return_stmt(),
             "work" | "sleep" => self.delay(lower == "work"),
@@ -205,6 +209,14 @@ impl Parser<'_> {
         self.skip_newlines_before(|p| p.at_punct("{"));
         let body = self.block()?.0;
         Ok(StmtKind::Repeat { count, head, body })
+    }
+
+    /// `loop { … }`
+    fn loop_stmt(&mut self) -> PResult<StmtKind> {
+        let head = self.bump().span;
+        self.skip_newlines_before(|p| p.at_punct("{"));
+        let body = self.block()?.0;
+        Ok(StmtKind::Loop { head, body })
     }
 
     /// `retry N on 'code', … [backoff D] { … }`

@@ -39,6 +39,7 @@ pub fn render(m: &Model, t: &Trace) -> Value {
         "steps": steps,
         "context_switches": t.context_switches(),
         "wait_cycle": cycle,
+        "loop_start": t.loop_start,
     })
 }
 

@@ -23,6 +23,8 @@ pub struct Trace {
     pub cycle: Option<Vec<Edge>>,
     /// The state the trace ends in.
     pub end: State,
+    /// A liveness counterexample's loop: the steps from this index on repeat forever.
+    pub loop_start: Option<usize>,
 }
 
 /// One transition of a trace.
@@ -106,6 +108,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, Rep
         waits,
         cycle,
         end: s,
+        loop_start: None,
     })
 }
 

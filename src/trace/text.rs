@@ -45,6 +45,7 @@ fn columns(m: &Model, t: &Trace, w: usize) -> String {
             None => world = join(&d.doing, &world),
         }
         cells.push(mark(m, t, i, world));
+        out.push_str(&loop_marker(t, i));
         out.push_str(&grid_row(&widths, &cells));
     }
     out
@@ -121,7 +122,7 @@ fn status_line(m: &Model, t: &Trace, i: usize, world: &str) -> String {
 /// Marks the last step with the property it breaks.
 fn mark(m: &Model, t: &Trace, i: usize, world: String) -> String {
     let world = status_line(m, t, i, &world);
-    if i + 1 != t.steps.len() {
+    if i + 1 != t.steps.len() || t.loop_start.is_some() {
         return world;
     }
     match t.failure {
@@ -140,8 +141,20 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
-/// After the table: for a deadlock, who waits for whom.
+/// The line that opens a liveness counterexample's loop.
+fn loop_marker(t: &Trace, i: usize) -> String {
+    if t.loop_start == Some(i) {
+        "── from here the steps repeat forever ──\n".to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// After the table: for a deadlock, who waits for whom; for a lasso, where it loops back.
 fn ending(m: &Model, t: &Trace) -> String {
+    if let Some(start) = t.loop_start {
+        return format!("↻ back to step {} — forever\n", start + 1);
+    }
     if t.failure != Failure::Deadlock {
         return String::new();
     }

@@ -4,6 +4,7 @@ mod clock;
 mod core;
 mod db;
 mod faults;
+mod liveness;
 mod redis;
 mod timing;
 

@@ -1,0 +1,361 @@
+//! Liveness under weak fairness: a run that never satisfies a property, found as a lasso.
+//!
+//! Every property is reduced to one question: from a *trigger* state where the awaited
+//! condition is false, is there a fair run that stays in *bad* states (the condition false)
+//! forever? `eventually P`: trigger = the initial state, bad = ¬P. `always_eventually P`:
+//! trigger = any state, bad = ¬P. `leads_to P => Q`: trigger = P, bad = ¬Q. A run that reaches
+//! a state with no transition at all (every process finished) stays there forever.
+//!
+//! Fairness: each process, the clock, each process's timers and each replica's replication
+//! are *fair actors*: an actor that is enabled in every state of a cycle must take a step in
+//! it. Faults are never forced. A strongly connected component of bad states contains a fair
+//! cycle exactly when every actor enabled in all of its states steps inside it, so the check is
+//! per component (Tarjan's algorithm, petgraph), with no depth bound.
+//!
+//! # Complexity
+//! Linear in states plus transitions (the graph is rebuilt from the visited set).
+
+use super::bfs::Seen;
+use crate::exec::{eval::Scope, successors, Choice};
+use crate::ir::{Model, PropertyKind};
+use crate::world::value::Pid;
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::VecDeque;
+
+/// A violating run: the path from the initial state and where its loop begins (`None` when
+/// the run ends in a state without transitions).
+pub struct Lasso {
+    pub property: usize,
+    pub path: Vec<Choice>,
+    pub loop_start: Option<usize>,
+}
+
+/// Who a transition belongs to, for fairness; `None` for faults, which are never forced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Actor {
+    Proc(Pid),
+    Timers(Pid),
+    Time,
+    Replica(u16),
+}
+
+fn actor(c: Choice) -> Option<Actor> {
+    match c {
+        Choice::Proc(p) => Some(Actor::Proc(p)),
+        Choice::Check(p)
+        | Choice::Timeout(p)
+        | Choice::Renew(p)
+        | Choice::Resume(p)
+        | Choice::Finish(p) => Some(Actor::Timers(p)),
+        Choice::Tick => Some(Actor::Time),
+        Choice::Replicate(n) => Some(Actor::Replica(n)),
+        Choice::Fault { .. } | Choice::Failover { .. } | Choice::Jump { .. } => None,
+        Choice::Drift { .. } => None,
+    }
+}
+
+/// The reachable graph: transitions of every visited state.
+struct Graph {
+    edges: Vec<Vec<(Choice, u32)>>,
+}
+
+impl Graph {
+    fn build(m: &Model, seen: &Seen) -> Self {
+        let mut succ = Vec::new();
+        let edges = (0..seen.len())
+            .map(|i| {
+                successors(m, &seen[i], &mut succ);
+                succ.iter()
+                    .filter_map(|(c, n)| seen.get_index_of(n).map(|j| (*c, j as u32)))
+                    .collect()
+            })
+            .collect();
+        Graph { edges }
+    }
+
+    fn enabled(&self, s: usize) -> impl Iterator<Item = Actor> + '_ {
+        self.edges[s].iter().filter_map(|(c, _)| actor(*c))
+    }
+}
+
+/// The first liveness property (in declaration order) some fair run violates.
+#[must_use]
+pub fn check(m: &Model, seen: &Seen) -> Option<Lasso> {
+    let props: Vec<usize> = (0..m.properties.len())
+        .filter(|&i| m.properties[i].kind.is_liveness())
+        .collect();
+    if props.is_empty() {
+        return None;
+    }
+    let g = Graph::build(m, seen);
+    props.into_iter().find_map(|i| violation(m, seen, &g, i))
+}
+
+fn holds(m: &Model, seen: &Seen, e: &crate::ir::Expr, s: usize) -> bool {
+    crate::exec::eval::eval(e, &Scope::global(m, &seen[s])).is_ok_and(|v| v.truthy())
+}
+
+fn violation(m: &Model, seen: &Seen, g: &Graph, prop: usize) -> Option<Lasso> {
+    let p = &m.properties[prop];
+    let n = seen.len();
+    let (bad, trigger): (Vec<bool>, Vec<bool>) = match p.kind {
+        PropertyKind::Eventually => {
+            let bad: Vec<bool> = (0..n).map(|s| !holds(m, seen, &p.expr, s)).collect();
+            let trig = (0..n).map(|s| s == 0).collect();
+            (bad, trig)
+        }
+        PropertyKind::AlwaysEventually => {
+            let bad: Vec<bool> = (0..n).map(|s| !holds(m, seen, &p.expr, s)).collect();
+            (bad, vec![true; n])
+        }
+        PropertyKind::LeadsTo => {
+            let q = p.then.as_ref()?;
+            let bad: Vec<bool> = (0..n).map(|s| !holds(m, seen, q, s)).collect();
+            let trig = (0..n).map(|s| holds(m, seen, &p.expr, s)).collect();
+            (bad, trig)
+        }
+        PropertyKind::Invariant | PropertyKind::Final => return None,
+    };
+    let goal = fair_components(g, &bad);
+    let (path, entry) = prefix(g, &bad, &trigger, &goal)?;
+    let mut path = path;
+    let loop_start = match goal[entry] {
+        Goal::Terminal => None,
+        Goal::Component(c) => {
+            let start = path.len();
+            path.extend(cycle(g, &bad, &goal, c, entry));
+            Some(start)
+        }
+        Goal::None => unreachable!("the prefix ends at a goal"),
+    };
+    Some(Lasso {
+        property: prop,
+        path,
+        loop_start,
+    })
+}
+
+/// What a bad state offers: a fair cycle (its component's id), a dead end, or neither.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Goal {
+    None,
+    Terminal,
+    Component(u32),
+}
+
+/// Marks the bad states that lie in a fair strongly connected component of the bad subgraph,
+/// and the bad states without any transition.
+fn fair_components(g: &Graph, bad: &[bool]) -> Vec<Goal> {
+    let n = bad.len();
+    let mut sub: DiGraph<usize, Choice> = DiGraph::new();
+    let nodes: Vec<Option<NodeIndex>> = (0..n).map(|s| bad[s].then(|| sub.add_node(s))).collect();
+    for s in 0..n {
+        let Some(a) = nodes[s] else { continue };
+        for &(c, t) in &g.edges[s] {
+            if let Some(b) = nodes[t as usize] {
+                sub.add_edge(a, b, c);
+            }
+        }
+    }
+    let mut goal = vec![Goal::None; n];
+    for (s, edges) in g.edges.iter().enumerate() {
+        if bad[s] && edges.is_empty() {
+            goal[s] = Goal::Terminal;
+        }
+    }
+    for (id, comp) in tarjan_scc(&sub).into_iter().enumerate() {
+        let states: Vec<usize> = comp.iter().map(|&ix| sub[ix]).collect();
+        let inside = |t: u32| states.contains(&(t as usize));
+        let cyclic = states.len() > 1
+            || g.edges[states[0]]
+                .iter()
+                .any(|&(_, t)| t as usize == states[0]);
+        if !cyclic {
+            continue;
+        }
+        let stepping: Vec<Actor> = states
+            .iter()
+            .flat_map(|&s| g.edges[s].iter().filter(|&&(_, t)| inside(t)))
+            .filter_map(|&(c, _)| actor(c))
+            .collect();
+        let always: Vec<Actor> = g
+            .enabled(states[0])
+            .filter(|a| states.iter().all(|&s| g.enabled(s).any(|b| b == *a)))
+            .collect();
+        if always.iter().all(|a| stepping.contains(a)) {
+            for &s in &states {
+                goal[s] = Goal::Component(id as u32);
+            }
+        }
+    }
+    goal
+}
+
+/// The shortest path from the initial state, through a trigger, then through bad states only,
+/// to a goal; returns it and the goal state reached.
+fn prefix(
+    g: &Graph,
+    bad: &[bool],
+    trigger: &[bool],
+    goal: &[Goal],
+) -> Option<(Vec<Choice>, usize)> {
+    // BFS over (state, phase): phase 0 before the trigger, phase 1 after it (bad states only).
+    let n = bad.len();
+    let mut from: Vec<[Option<(u32, u8, Choice)>; 2]> = vec![[None, None]; n];
+    let mut seen = vec![[false; 2]; n];
+    let mut queue = VecDeque::new();
+    let start_phase = u8::from(trigger[0] && bad[0]);
+    seen[0][start_phase as usize] = true;
+    queue.push_back((0usize, start_phase));
+    while let Some((s, ph)) = queue.pop_front() {
+        if ph == 1 && goal[s] != Goal::None {
+            let mut path = Vec::new();
+            let (mut at, mut aph) = (s, ph);
+            while let Some((prev, pph, c)) = from[at][aph as usize] {
+                path.push(c);
+                (at, aph) = (prev as usize, pph);
+            }
+            path.reverse();
+            return Some((path, s));
+        }
+        for &(c, t) in &g.edges[s] {
+            let t = t as usize;
+            let next = if ph == 1 {
+                if !bad[t] {
+                    continue;
+                }
+                1
+            } else {
+                u8::from(trigger[t] && bad[t])
+            };
+            if !seen[t][next as usize] {
+                seen[t][next as usize] = true;
+                from[t][next as usize] = Some((s as u32, ph, c));
+                queue.push_back((t, next));
+            }
+        }
+    }
+    None
+}
+
+/// A fair cycle through `entry` inside component `comp`: it takes a step of every actor that
+/// steps inside the component, visits a state where each other actor is disabled, and
+/// returns to `entry`.
+fn cycle(g: &Graph, bad: &[bool], goal: &[Goal], comp: u32, entry: usize) -> Vec<Choice> {
+    let inside = |s: usize| bad[s] && goal[s] == Goal::Component(comp);
+    let states: Vec<usize> = (0..bad.len()).filter(|&s| inside(s)).collect();
+    let mut actors: Vec<Actor> = Vec::new();
+    for &s in &states {
+        for &(c, t) in &g.edges[s] {
+            if let Some(a) = actor(c).filter(|_| inside(t as usize)) {
+                if !actors.contains(&a) {
+                    actors.push(a);
+                }
+            }
+        }
+    }
+    let mut others: Vec<Actor> = Vec::new();
+    for &s in &states {
+        for a in g.enabled(s) {
+            if !actors.contains(&a) && !others.contains(&a) {
+                others.push(a);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = entry;
+    // Visit a state where each actor that never steps here is disabled…
+    for a in others {
+        if let Some(t) = states
+            .iter()
+            .copied()
+            .find(|&s| !g.enabled(s).any(|b| b == a))
+        {
+            out.extend(walk(g, &inside, at, &|s| s == t));
+            at = t;
+        }
+    }
+    // …and take a step of every actor that steps here.
+    for a in actors {
+        let step = |s: usize| {
+            g.edges[s]
+                .iter()
+                .find(|&&(c, t)| inside(t as usize) && actor(c) == Some(a))
+                .copied()
+        };
+        let path = walk(g, &inside, at, &|s| step(s).is_some());
+        at = end_of(g, at, &path);
+        out.extend(path);
+        let (c, t) = step(at).expect("the walk ends where the step starts");
+        out.push(c);
+        at = t as usize;
+    }
+    if at != entry || out.is_empty() {
+        let back = walk_nonempty(g, &inside, at, entry);
+        out.extend(back);
+    }
+    out
+}
+
+/// The state a path from `s` ends in.
+fn end_of(g: &Graph, s: usize, path: &[Choice]) -> usize {
+    path.iter().fold(s, |at, c| {
+        g.edges[at]
+            .iter()
+            .find(|(d, _)| d == c)
+            .map_or(at, |&(_, t)| t as usize)
+    })
+}
+
+/// The shortest path inside the component from `s` to a state satisfying `done` (empty when
+/// `s` does).
+fn walk(
+    g: &Graph,
+    inside: &dyn Fn(usize) -> bool,
+    s: usize,
+    done: &dyn Fn(usize) -> bool,
+) -> Vec<Choice> {
+    if done(s) {
+        return Vec::new();
+    }
+    let mut from: Vec<Option<(usize, Choice)>> = vec![None; g.edges.len()];
+    let mut queue = VecDeque::from([s]);
+    let mut seen = vec![false; g.edges.len()];
+    seen[s] = true;
+    while let Some(u) = queue.pop_front() {
+        for &(c, t) in &g.edges[u] {
+            let t = t as usize;
+            if !inside(t) || seen[t] {
+                continue;
+            }
+            seen[t] = true;
+            from[t] = Some((u, c));
+            if done(t) {
+                let mut path = Vec::new();
+                let mut at = t;
+                while let Some((p, c)) = from[at] {
+                    path.push(c);
+                    at = p;
+                }
+                path.reverse();
+                return path;
+            }
+            queue.push_back(t);
+        }
+    }
+    Vec::new()
+}
+
+/// A path of at least one step inside the component from `s` back to `goal`.
+fn walk_nonempty(g: &Graph, inside: &dyn Fn(usize) -> bool, s: usize, goal: usize) -> Vec<Choice> {
+    for &(c, t) in &g.edges[s] {
+        let t = t as usize;
+        if inside(t) {
+            let mut p = vec![c];
+            p.extend(walk(g, inside, t, &|x| x == goal));
+            return p;
+        }
+    }
+    Vec::new()
+}

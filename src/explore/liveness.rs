@@ -359,3 +359,102 @@ fn walk_nonempty(g: &Graph, inside: &dyn Fn(usize) -> bool, s: usize, goal: usiz
     }
     Vec::new()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A graph of `n` states; edge actors 0 and 1 are processes, 2 is a fault.
+    fn graph(n: usize, edges: &[(usize, usize, u8)]) -> Graph {
+        let mut g = Graph {
+            edges: vec![Vec::new(); n],
+        };
+        for &(a, b, k) in edges {
+            let c = match k {
+                0 | 1 => Choice::Proc(Pid(u16::from(k))),
+                _ => Choice::Fault {
+                    fault: 0,
+                    pid: Pid(0),
+                },
+            };
+            g.edges[a % n].push((c, (b % n) as u32));
+        }
+        g
+    }
+
+    /// Brute force: some set of bad states is strongly connected by edges inside it (with at
+    /// least one edge) and every actor enabled in all its states steps inside it.
+    fn fair_cycle_exists(g: &Graph, bad: &[bool]) -> bool {
+        let n = bad.len();
+        (1u32..1 << n).any(|set| {
+            let inside = |s: usize| set & (1 << s) != 0;
+            let states: Vec<usize> = (0..n).filter(|&s| inside(s)).collect();
+            if states.iter().any(|&s| !bad[s]) {
+                return false;
+            }
+            let reach = |from: usize, forward: bool| {
+                let mut seen = 1u32 << from;
+                let mut changed = true;
+                while changed {
+                    changed = false;
+                    for &u in &states {
+                        for &(_, t) in &g.edges[u] {
+                            let (a, b) = if forward {
+                                (u, t as usize)
+                            } else {
+                                (t as usize, u)
+                            };
+                            if inside(b) && seen & (1 << a) != 0 && seen & (1 << b) == 0 {
+                                seen |= 1 << b;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+                seen
+            };
+            let has_edge = states
+                .iter()
+                .any(|&u| g.edges[u].iter().any(|&(_, t)| inside(t as usize)));
+            if !has_edge || reach(states[0], true) != set || reach(states[0], false) != set {
+                return false;
+            }
+            let stepping: Vec<Actor> = states
+                .iter()
+                .flat_map(|&u| g.edges[u].iter().filter(|&&(_, t)| inside(t as usize)))
+                .filter_map(|&(c, _)| actor(c))
+                .collect();
+            [Actor::Proc(Pid(0)), Actor::Proc(Pid(1))].iter().all(|a| {
+                !states.iter().all(|&s| g.enabled(s).any(|b| b == *a)) || stepping.contains(a)
+            })
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn fair_components_agree_with_brute_force(
+            n in 1usize..7,
+            edges in proptest::collection::vec((0usize..7, 0usize..7, 0u8..3), 0..16),
+            bad in proptest::collection::vec(any::<bool>(), 7),
+        ) {
+            let g = graph(n, &edges);
+            let bad = &bad[..n];
+            let goal = fair_components(&g, bad);
+            let found = goal.iter().any(|x| matches!(x, Goal::Component(_)));
+            prop_assert_eq!(found, fair_cycle_exists(&g, bad));
+        }
+    }
+
+    #[test]
+    fn a_process_enabled_throughout_but_never_stepping_makes_a_cycle_unfair() {
+        // State 0 loops on process 0 while process 1 is enabled (to state 1) throughout.
+        let g = graph(2, &[(0, 0, 0), (0, 1, 1)]);
+        let goal = fair_components(&g, &[true, false]);
+        assert!(goal.iter().all(|x| *x == Goal::None));
+        // If process 1's step stays inside a cycle of bad states, the cycle is fair.
+        let g = graph(2, &[(0, 0, 0), (0, 1, 1), (1, 0, 0)]);
+        let goal = fair_components(&g, &[true, true]);
+        assert!(matches!(goal[0], Goal::Component(_)));
+    }
+}

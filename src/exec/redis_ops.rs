@@ -47,6 +47,13 @@ pub(super) fn run<O: Observer>(
             obs.read(Resource::Key(*key));
             st.redis[n].get(*key).map_or(Value::Nil, |k| k.value)
         }
+        RedisCmd::GetReplica { key, replica } => {
+            obs.read(Resource::Key(*key));
+            st.replicas(m, server)
+                .get(usize::from(*replica).saturating_sub(1))
+                .and_then(|&r| st.redis[r].get(*key))
+                .map_or(Value::Nil, |k| k.value)
+        }
         RedisCmd::Pexpire { key, ttl } => {
             obs.write(Resource::Key(*key));
             obs.read(Resource::Clock);
@@ -115,7 +122,10 @@ pub(super) fn run<O: Observer>(
 fn writes(cmd: &RedisCmd) -> bool {
     !matches!(
         cmd,
-        RedisCmd::Get { .. } | RedisCmd::Pttl { .. } | RedisCmd::Wait { .. }
+        RedisCmd::Get { .. }
+            | RedisCmd::GetReplica { .. }
+            | RedisCmd::Pttl { .. }
+            | RedisCmd::Wait { .. }
     )
 }
 
@@ -142,7 +152,9 @@ pub fn would_succeed(m: &Model, s: &State, cmd: &RedisCmd, server: u16) -> bool 
     let r = &s.redis[s.node(m, server)];
     match cmd {
         RedisCmd::Set { key, nx, .. } => !*nx || r.get(*key).is_none(),
-        RedisCmd::Get { key } => r.get(*key).is_some_and(|k| k.value.truthy()),
+        RedisCmd::Get { key } | RedisCmd::GetReplica { key, .. } => {
+            r.get(*key).is_some_and(|k| k.value.truthy())
+        }
         RedisCmd::Del { key } | RedisCmd::Pexpire { key, .. } => r.get(*key).is_some(),
         RedisCmd::Pttl { .. } | RedisCmd::Incr { .. } | RedisCmd::Wait { .. } => true,
     }

@@ -193,6 +193,10 @@ pub enum RedisCmd {
     },
     /// `GET key`: the value or nil.
     Get { key: Sym },
+    /// `GET key on S replica K`: the value as the server's K-th live replica (1-based) sees it,
+    /// by its own copy and clock: an expired key is absent there too (RF-5); nil when there is
+    /// no such replica. Reads only.
+    GetReplica { key: Sym, replica: u8 },
     /// `DEL key`: 1 if a key was removed, else 0.
     Del { key: Sym },
     /// `PEXPIRE key ms`: set or refresh the TTL (ticks) of an existing key: 1, else 0 (RS-4).
@@ -233,6 +237,7 @@ impl RedisCmd {
         match self {
             RedisCmd::Set { key, .. }
             | RedisCmd::Get { key }
+            | RedisCmd::GetReplica { key, .. }
             | RedisCmd::Del { key }
             | RedisCmd::Pexpire { key, .. }
             | RedisCmd::Pttl { key }

@@ -290,6 +290,12 @@ pub enum RedisAst {
         px: Option<u64>,
     },
     Get(Name),
+    /// `GET key on S replica K`: K is 1-based as written; the span is `replica K`'s.
+    GetReplica {
+        key: Name,
+        replica: u8,
+        span: Span,
+    },
     Del(Name),
     /// `PEXPIRE key ms`: the TTL in milliseconds.
     Pexpire {

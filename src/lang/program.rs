@@ -108,6 +108,10 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
             cmd: RedisAst::Wait { .. },
             ..
         } => "`WAIT`",
+        StmtKind::Redis {
+            cmd: RedisAst::GetReplica { .. },
+            ..
+        } => "a replica read (`GET … replica`)",
         StmtKind::Redis { wait: true, .. } => "`await`",
         StmtKind::Atomic { .. } => "a nested `atomic`",
         StmtKind::Return(_) => "`return`",
@@ -507,6 +511,15 @@ impl Builder<'_, '_> {
             RedisAst::Get(key) => RedisCmd::Get {
                 key: self.cx.intern(&key.text),
             },
+            RedisAst::GetReplica { key, replica, span } => {
+                if let Some(s) = server {
+                    self.replica_exists(s, *replica, *span)?;
+                }
+                RedisCmd::GetReplica {
+                    key: self.cx.intern(&key.text),
+                    replica: *replica,
+                }
+            }
             RedisAst::Del(key) => RedisCmd::Del {
                 key: self.cx.intern(&key.text),
             },
@@ -561,6 +574,42 @@ impl Builder<'_, '_> {
         let msg = format!("WAIT {wanted} asks for more replicas than `{name}` has");
         self.cx
             .report(Diagnostic::new(msg, span, label).with_hint(hint));
+        None
+    }
+
+    /// `GET … replica K` on server `s`: K is 1-based and at most its replicas, else it is
+    /// reported.
+    fn replica_exists(&mut self, s: u16, k: u8, span: Span) -> Option<()> {
+        let server = &self.cx.redis[usize::from(s)];
+        if k >= 1 && k <= server.replicas {
+            return Some(());
+        }
+        let (name, has) = (server.name.clone(), server.replicas);
+        let d = if k == 0 {
+            Diagnostic::new("replicas are numbered from 1", span, "no replica 0").with_hint(
+                "without `replica` the primary answers: `GET key on S`; \
+                 `replica 1` is the first replica",
+            )
+        } else {
+            let plural = |n: u8| if n == 1 { "replica" } else { "replicas" };
+            let label = match has {
+                0 => format!("`{name}` has no replica"),
+                n => format!("`{name}` has {n} {}", plural(n)),
+            };
+            let declare = if self.cx.redis_declared {
+                format!("redis {name} with {k} {}", plural(k))
+            } else {
+                format!("redis NAME with {k} {}", plural(k))
+            };
+            let hint = match has {
+                0 => format!("declare `{declare}` to read from a replica"),
+                1 => format!("declare `{declare}`, or read `replica 1`"),
+                n => format!("declare `{declare}`, or read a replica from 1 to {n}"),
+            };
+            let msg = format!("`{name}` has no replica {k}");
+            Diagnostic::new(msg, span, label).with_hint(hint)
+        };
+        self.cx.report(d);
         None
     }
 

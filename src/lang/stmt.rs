@@ -458,6 +458,7 @@ impl Parser<'_> {
                 .with_hint("write the options first: `SET key value NX PX 300 on NAME`");
             return self.fail(d);
         }
+        let cmd = self.replica(cmd, wait, on.is_none())?;
         let into = self.redis_into(&command, on.is_none())?;
         if into.is_some() && self.at_word("on") {
             let span = self.peek().span;
@@ -473,6 +474,46 @@ impl Parser<'_> {
             wait,
             on,
         })
+    }
+
+    /// `GET key [on S] replica K`: turns the GET into a replica read; any other command, or
+    /// one after `await`, is refused. `on` must come before `replica`.
+    fn replica(&mut self, cmd: RedisAst, wait: bool, no_on: bool) -> PResult<RedisAst> {
+        if !self.at_word("replica") {
+            return Ok(cmd);
+        }
+        let start = self.pos;
+        let word = self.peek().span;
+        let key = match cmd {
+            RedisAst::Get(key) if !wait => key,
+            RedisAst::Get(_) => {
+                let d =
+                    Diagnostic::new("`await` cannot read from a replica", word, "after `await`")
+                        .with_hint(
+                            "`await` repeats a command on the primary; read the replica with \
+                     `GET key on S replica K into $v` and test `$v` yourself",
+                        );
+                return self.fail(d);
+            }
+            _ => {
+                let d = Diagnostic::new("only `GET` reads from a replica", word, "not a GET")
+                    .with_hint(
+                        "commands go to the primary; read a replica with \
+                         `GET key on S replica K`",
+                    );
+                return self.fail(d);
+            }
+        };
+        self.bump();
+        let replica = self.count("the replica number", 0..=255)? as u8;
+        let span = self.span_from(start);
+        if no_on && self.at_word("on") {
+            let span = self.peek().span;
+            let d = Diagnostic::new("`on NAME` goes before `replica`", span, "after `replica`")
+                .with_hint("name the server, then the replica: `GET key on NAME replica 1`");
+            return self.fail(d);
+        }
+        Ok(RedisAst::GetReplica { key, replica, span })
     }
 
     /// `watchdog KEY lease D` / `watchdog stop`.

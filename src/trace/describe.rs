@@ -268,6 +268,9 @@ fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
             s
         }
         RedisCmd::Get { key } => format!("GET {}", m.symbol(*key)),
+        RedisCmd::GetReplica { key, replica } => {
+            format!("GET {} (replica {replica})", m.symbol(*key))
+        }
         RedisCmd::Del { key } => format!("DEL {}", m.symbol(*key)),
         RedisCmd::Pexpire { key, ttl } => {
             format!("PEXPIRE {} {}", m.symbol(*key), u64::from(*ttl) * m.tick_ms)

@@ -382,3 +382,108 @@ fn on_comes_after_the_options_and_before_into() {
         "{got:?}"
     );
 }
+
+#[test]
+fn get_replica_lowers_to_a_replica_read() {
+    let decls = "redis cache with 2 replicas\nredis queue with 1 replica";
+    let body =
+        "GET lock on cache replica 2 into $v\nGET lock on queue REPLICA 1\nGET lock on cache";
+    let got = ops(&with(decls, body, ""));
+    let OpKind::Redis {
+        cmd: RedisCmd::GetReplica { replica: 2, .. },
+        into: Some(0),
+        server: 0,
+    } = &got[0]
+    else {
+        panic!("{:?}", got[0])
+    };
+    assert!(matches!(
+        got[1],
+        OpKind::Redis {
+            cmd: RedisCmd::GetReplica { replica: 1, .. },
+            into: None,
+            server: 1
+        }
+    ));
+    assert!(matches!(
+        got[2],
+        OpKind::Redis {
+            cmd: RedisCmd::Get { .. },
+            server: 0,
+            ..
+        }
+    ));
+    // The only server needs no `on`.
+    let m = with("redis cache with 1 replica", "GET k replica 1 into $v", "");
+    assert!(matches!(
+        ops(&m)[0],
+        OpKind::Redis {
+            cmd: RedisCmd::GetReplica { replica: 1, .. },
+            server: 0,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn get_replica_names_an_existing_replica() {
+    let decls = "redis cache with 2 replicas\nredis queue";
+    let body = "GET k on cache replica 0\nGET k on cache replica 3\nGET k on queue replica 1";
+    let got = errors(&source(decls, body, ""));
+    assert_eq!(
+        got,
+        vec![
+            "replicas are numbered from 1 / without `replica` the primary answers: \
+             `GET key on S`; `replica 1` is the first replica",
+            "`cache` has no replica 3 / declare `redis cache with 3 replicas`, or read a \
+             replica from 1 to 2",
+            "`queue` has no replica 1 / declare `redis queue with 1 replica` to read from a \
+             replica",
+        ]
+    );
+    let got = errors(&source("redis one with 1 replica", "GET k replica 2", ""));
+    assert_eq!(
+        got,
+        vec!["`one` has no replica 2 / declare `redis one with 2 replicas`, or read `replica 1`"]
+    );
+    // The implicit server has no replica.
+    let got = errors(&source("", "GET k replica 1", ""));
+    assert_eq!(
+        got,
+        vec![
+            "`redis` has no replica 1 / declare `redis NAME with 1 replica` to read from a \
+             replica"
+        ]
+    );
+}
+
+#[test]
+fn get_replica_is_only_for_a_plain_get() {
+    let decls = "redis cache with 1 replica";
+    let body = "atomic { GET k replica 1 }\nawait GET k replica 1\nDEL k on cache replica 1\n\
+                GET k replica 1 on cache\nGET k on cache replica\nGET k replica 1 into $v";
+    let got = errors(&source(decls, body, ""));
+    assert_eq!(got.len(), 5, "{got:?}");
+    assert!(
+        got[0].starts_with(
+            "a replica read (`GET … replica`) is not allowed inside `atomic` / an atomic block"
+        ),
+        "{got:?}"
+    );
+    assert!(
+        got[1].starts_with("`await` cannot read from a replica / `await` repeats a command"),
+        "{got:?}"
+    );
+    assert!(
+        got[2].starts_with("only `GET` reads from a replica / commands go to the primary"),
+        "{got:?}"
+    );
+    assert!(
+        got[3].starts_with("`on NAME` goes before `replica`"),
+        "{got:?}"
+    );
+    assert!(
+        got[4].starts_with("expected the replica number, found the end of the line"),
+        "{got:?}"
+    );
+}

@@ -20,7 +20,7 @@ use crate::exec::{eval::Scope, successors, Choice};
 use crate::ir::{Model, PropertyKind};
 use crate::world::value::Pid;
 use petgraph::algo::tarjan_scc;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::DiGraph;
 use std::collections::VecDeque;
 
 /// A violating run: the path from the initial state and where its loop begins (`None` when
@@ -117,7 +117,7 @@ fn violation(m: &Model, seen: &Seen, g: &Graph, prop: usize) -> Option<Lasso> {
         }
         PropertyKind::Invariant | PropertyKind::Final => return None,
     };
-    let goal = fair_components(g, &bad);
+    let goal = fair_components(g, &bad, m.fairness == crate::ir::Fairness::Strong);
     let (path, entry) = prefix(g, &bad, &trigger, &goal)?;
     let mut path = path;
     let loop_start = match goal[entry] {
@@ -146,25 +146,39 @@ enum Goal {
 
 /// Marks the bad states that lie in a fair strongly connected component of the bad subgraph,
 /// and the bad states without any transition.
-fn fair_components(g: &Graph, bad: &[bool]) -> Vec<Goal> {
+fn fair_components(g: &Graph, bad: &[bool], strong: bool) -> Vec<Goal> {
     let n = bad.len();
-    let mut sub: DiGraph<usize, Choice> = DiGraph::new();
-    let nodes: Vec<Option<NodeIndex>> = (0..n).map(|s| bad[s].then(|| sub.add_node(s))).collect();
-    for s in 0..n {
-        let Some(a) = nodes[s] else { continue };
-        for &(c, t) in &g.edges[s] {
-            if let Some(b) = nodes[t as usize] {
-                sub.add_edge(a, b, c);
-            }
-        }
-    }
     let mut goal = vec![Goal::None; n];
     for (s, edges) in g.edges.iter().enumerate() {
         if bad[s] && edges.is_empty() {
             goal[s] = Goal::Terminal;
         }
     }
-    for (id, comp) in tarjan_scc(&sub).into_iter().enumerate() {
+    let states: Vec<usize> = (0..n).filter(|&s| bad[s]).collect();
+    let mut next_id = 0;
+    mark_fair(g, &states, strong, &mut goal, &mut next_id);
+    goal
+}
+
+/// Marks the fair components among the strongly connected components of the subgraph induced
+/// by `within`. Weak fairness: a component is fair when every actor enabled in all its states
+/// steps inside it. Strong fairness: when every actor enabled in any of its states steps
+/// inside it; otherwise the states where an offending actor is enabled are removed and the
+/// rest is searched again (a fair cycle must avoid them), as in Emerson and Lei's algorithm.
+fn mark_fair(g: &Graph, within: &[usize], strong: bool, goal: &mut [Goal], next_id: &mut u32) {
+    let mut sub: DiGraph<usize, ()> = DiGraph::new();
+    let mut node = vec![None; g.edges.len()];
+    for &s in within {
+        node[s] = Some(sub.add_node(s));
+    }
+    for &s in within {
+        for &(_, t) in &g.edges[s] {
+            if let (Some(a), Some(b)) = (node[s], node[t as usize]) {
+                sub.add_edge(a, b, ());
+            }
+        }
+    }
+    for comp in tarjan_scc(&sub) {
         let states: Vec<usize> = comp.iter().map(|&ix| sub[ix]).collect();
         let inside = |t: u32| states.contains(&(t as usize));
         let cyclic = states.len() > 1
@@ -179,17 +193,36 @@ fn fair_components(g: &Graph, bad: &[bool]) -> Vec<Goal> {
             .flat_map(|&s| g.edges[s].iter().filter(|&&(_, t)| inside(t)))
             .filter_map(|&(c, _)| actor(c))
             .collect();
-        let always: Vec<Actor> = g
-            .enabled(states[0])
-            .filter(|a| states.iter().all(|&s| g.enabled(s).any(|b| b == *a)))
+        let owed = |a: &Actor| {
+            let mut enabled = states.iter().map(|&s| g.enabled(s).any(|b| b == *a));
+            let required = if strong {
+                enabled.any(|e| e)
+            } else {
+                enabled.all(|e| e)
+            };
+            required && !stepping.contains(a)
+        };
+        let offending: Vec<Actor> = states
+            .iter()
+            .flat_map(|&s| g.enabled(s))
+            .filter(|a| owed(a))
             .collect();
-        if always.iter().all(|a| stepping.contains(a)) {
+        if offending.is_empty() {
             for &s in &states {
-                goal[s] = Goal::Component(id as u32);
+                goal[s] = Goal::Component(*next_id);
+            }
+            *next_id += 1;
+        } else if strong {
+            let rest: Vec<usize> = states
+                .iter()
+                .copied()
+                .filter(|&s| !g.enabled(s).any(|b| offending.contains(&b)))
+                .collect();
+            if !rest.is_empty() {
+                mark_fair(g, &rest, strong, goal, next_id);
             }
         }
     }
-    goal
 }
 
 /// The shortest path from the initial state, through a trigger, then through bad states only,
@@ -385,7 +418,7 @@ mod tests {
 
     /// Brute force: some set of bad states is strongly connected by edges inside it (with at
     /// least one edge) and every actor enabled in all its states steps inside it.
-    fn fair_cycle_exists(g: &Graph, bad: &[bool]) -> bool {
+    fn fair_cycle_exists(g: &Graph, bad: &[bool], strong: bool) -> bool {
         let n = bad.len();
         (1u32..1 << n).any(|set| {
             let inside = |s: usize| set & (1 << s) != 0;
@@ -426,7 +459,9 @@ mod tests {
                 .filter_map(|&(c, _)| actor(c))
                 .collect();
             [Actor::Proc(Pid(0)), Actor::Proc(Pid(1))].iter().all(|a| {
-                !states.iter().all(|&s| g.enabled(s).any(|b| b == *a)) || stepping.contains(a)
+                let mut on = states.iter().map(|&s| g.enabled(s).any(|b| b == *a));
+                let owed = if strong { on.any(|e| e) } else { on.all(|e| e) };
+                !owed || stepping.contains(a)
             })
         })
     }
@@ -437,12 +472,13 @@ mod tests {
             n in 1usize..7,
             edges in proptest::collection::vec((0usize..7, 0usize..7, 0u8..3), 0..16),
             bad in proptest::collection::vec(any::<bool>(), 7),
+            strong in any::<bool>(),
         ) {
             let g = graph(n, &edges);
             let bad = &bad[..n];
-            let goal = fair_components(&g, bad);
+            let goal = fair_components(&g, bad, strong);
             let found = goal.iter().any(|x| matches!(x, Goal::Component(_)));
-            prop_assert_eq!(found, fair_cycle_exists(&g, bad));
+            prop_assert_eq!(found, fair_cycle_exists(&g, bad, strong));
         }
     }
 
@@ -450,11 +486,11 @@ mod tests {
     fn a_process_enabled_throughout_but_never_stepping_makes_a_cycle_unfair() {
         // State 0 loops on process 0 while process 1 is enabled (to state 1) throughout.
         let g = graph(2, &[(0, 0, 0), (0, 1, 1)]);
-        let goal = fair_components(&g, &[true, false]);
+        let goal = fair_components(&g, &[true, false], false);
         assert!(goal.iter().all(|x| *x == Goal::None));
         // If process 1's step stays inside a cycle of bad states, the cycle is fair.
         let g = graph(2, &[(0, 0, 0), (0, 1, 1), (1, 0, 0)]);
-        let goal = fair_components(&g, &[true, true]);
+        let goal = fair_components(&g, &[true, true], false);
         assert!(matches!(goal[0], Goal::Component(_)));
     }
 }

@@ -62,6 +62,8 @@ pub struct Model {
     /// empty when its expectations name no flavour. `check` runs the model once per flavour.
     pub expect_flavours: Vec<Flavour>,
     pub timing: Timing,
+    /// The fairness liveness properties assume of processes and timers.
+    pub fairness: Fairness,
     /// Milliseconds in one tick: the greatest common divisor of every duration in the model.
     pub tick_ms: u64,
     /// Interned strings (Redis keys, string literals, return outcomes); index = [`Sym`].
@@ -313,6 +315,16 @@ pub enum Expect {
     Deadlock,
     /// The file states no expectation for this flavour (it was run with `--db` for another).
     Unstated,
+}
+
+/// `fairness weak` (the default) or `fairness strong`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fairness {
+    /// An actor continuously able to step eventually steps.
+    #[default]
+    Weak,
+    /// An actor able to step again and again (even with gaps) eventually steps.
+    Strong,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 use std::collections::BTreeSet;
 
 use crate::ir::{
-    BinOp, ColumnType, Flavour, Isolation, LockMode, PropertyKind, Span, Timing, UnOp, WaitPolicy,
+    BinOp, ColumnType, Fairness, Flavour, Isolation, LockMode, PropertyKind, Span, Timing, UnOp,
+    WaitPolicy,
 };
 
 /// A name with where it was written.
@@ -59,6 +60,8 @@ pub enum DeclKind {
     },
     /// `timing bounded|async`; `None` where the word was unknown (already reported).
     Timing(Option<Timing>),
+    /// `fairness weak|strong`; `None` where the word was unknown (already reported).
+    Fairness(Option<Fairness>),
     Process(ProcessDecl),
     /// `fault KIND GROUP [up to D] at most N [during REGION]` (no `during` for `drift`), `fault failover SERVER at most N`,
     /// `fault jump SERVER by D at most N`
@@ -76,12 +79,30 @@ pub enum DeclKind {
         /// `leads_to NAME: P => Q`: the Q (`expr` is the P).
         then: Option<Expr>,
     },
+    /// `terminates NAME: GROUP` / `no_starvation NAME: GROUP[i]`: named liveness forms,
+    /// lowered to `eventually` / `leads_to` once the group's size is known.
+    Liveness {
+        form: LivenessForm,
+        name: Name,
+        group: Name,
+        /// `GROUP[i]` (`no_starvation` only; `None` for a group of one).
+        index: Option<Lit>,
+    },
     /// `expect [FLAVOUR, … :] holds|violated NAME|deadlock`; `flavours` is `None` when the
     /// line names none (unknown flavours are reported and left out).
     Expect {
         flavours: Option<Vec<(Flavour, Span)>>,
         expect: ExpectDecl,
     },
+}
+
+/// The named liveness forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LivenessForm {
+    /// Every process of the group eventually finishes (done, failed, crashed or hung).
+    Terminates,
+    /// Every time the process waits, it eventually stops waiting.
+    NoStarvation,
 }
 
 /// A fault's kind as written; `Pause` carries its longest pause, `Drift` its largest clock

@@ -3,15 +3,15 @@
 use std::collections::BTreeSet;
 
 use super::ast::{
-    ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, Lit, Name, ProcessDecl, Setting,
+    ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, Lit, LivenessForm, Name, ProcessDecl, Setting,
 };
 use super::diag::Diagnostic;
 use super::lexer::{Tok, Token};
 use super::parser::{PResult, Parser};
 use super::suggest;
-use crate::ir::{ColumnType, Flavour, Isolation, PropertyKind, Span, Timing};
+use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 20] = [
+pub const DECLARATIONS: [&str; 23] = [
     "model",
     "about",
     "db",
@@ -24,6 +24,7 @@ pub const DECLARATIONS: [&str; 20] = [
     "mutex",
     "redis",
     "timing",
+    "fairness",
     "process",
     "fault",
     "invariant",
@@ -31,6 +32,8 @@ pub const DECLARATIONS: [&str; 20] = [
     "eventually",
     "always_eventually",
     "leads_to",
+    "terminates",
+    "no_starvation",
     "expect",
 ];
 
@@ -121,6 +124,7 @@ impl Parser<'_> {
             "mutex" => Ok(DeclKind::Mutex(self.name("a mutex name")?)),
             "redis" => self.redis_server(),
             "timing" => self.timing(),
+            "fairness" => self.fairness(),
             "process" => self.process(),
             "fault" => self.fault(),
             "invariant" => self.property(PropertyKind::Invariant),
@@ -128,6 +132,8 @@ impl Parser<'_> {
             "eventually" => self.property(PropertyKind::Eventually),
             "always_eventually" => self.property(PropertyKind::AlwaysEventually),
             "leads_to" => self.property(PropertyKind::LeadsTo),
+            "terminates" => self.liveness(LivenessForm::Terminates),
+            "no_starvation" => self.liveness(LivenessForm::NoStarvation),
             _ => self.expect_decl(),
         }
     }
@@ -320,6 +326,23 @@ impl Parser<'_> {
             }
         };
         Ok(DeclKind::Timing(timing))
+    }
+
+    /// `fairness weak` / `fairness strong`.
+    fn fairness(&mut self) -> PResult<DeclKind> {
+        let name = self.name("a fairness (`weak` or `strong`)")?;
+        let fairness = match name.text.to_ascii_lowercase().as_str() {
+            "weak" => Some(Fairness::Weak),
+            "strong" => Some(Fairness::Strong),
+            _ => {
+                let hint = suggest::hint(&name.text, ["weak", "strong"], "fairnesses are", "");
+                let msg = format!("unknown fairness \"{}\"", name.text);
+                let d = Diagnostic::new(msg, name.span, "unknown fairness").with_hint(hint);
+                self.diags.push(d);
+                None
+            }
+        };
+        Ok(DeclKind::Fairness(fairness))
     }
 
     /// `redis NAME [with N replicas]` (`with 1 replica` also reads).
@@ -588,6 +611,41 @@ impl Parser<'_> {
             name,
             expr,
             then,
+        })
+    }
+
+    /// `terminates name: GROUP` and `no_starvation name: GROUP[i]` (or `GROUP` for a group
+    /// of one).
+    fn liveness(&mut self, form: LivenessForm) -> PResult<DeclKind> {
+        let name = self.name("a property name")?;
+        self.expect_punct(":")?;
+        let group = match form {
+            LivenessForm::Terminates => self.name("a process group")?,
+            LivenessForm::NoStarvation => self.name("a process, like `buyer[0]`")?,
+        };
+        let index = if self.at_punct("[") {
+            let open = self.pos;
+            self.bump();
+            let lit = self.literal()?;
+            self.expect_punct("]")?;
+            if form == LivenessForm::Terminates {
+                let span = self.span_from(open);
+                let d = Diagnostic::new("`terminates` takes a whole group", span, "an index")
+                    .with_hint(format!(
+                        "`terminates NAME: {0}` checks every process of `{0}`; remove the index",
+                        group.text
+                    ));
+                return self.fail(d);
+            }
+            Some(lit)
+        } else {
+            None
+        };
+        Ok(DeclKind::Liveness {
+            form,
+            name,
+            group,
+            index,
         })
     }
 

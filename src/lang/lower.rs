@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use indexmap::IndexSet;
 
-use super::ast::{Decl, DeclKind, ExpectDecl, FaultAst, ProcessDecl, Setting};
+use super::ast::{
+    Decl, DeclKind, ExpectDecl, FaultAst, Lit, LivenessForm, Name, ProcessDecl, Setting,
+};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Place};
 use super::program::{apply_tick, lower_program};
@@ -13,8 +15,8 @@ use super::scope::{Cx, GroupInfo};
 use super::suggest;
 use super::ParseOptions;
 use crate::ir::{
-    Db, Expect, Fault, FaultKind, Flavour, Ghost, Group, Isolation, Model, Pid, Process, Property,
-    RedisServer, Settings, Span,
+    BinOp, Db, Expect, Expr, Fault, FaultKind, Flavour, Ghost, Group, Isolation, Model, Pid,
+    Process, Property, PropertyKind, RedisServer, Settings, Span, StatusKind, UnOp, Value,
 };
 
 /// Builds the model; every problem found goes to `diags`.
@@ -192,7 +194,7 @@ fn misplaced(value: &Setting, flavour: Flavour) -> Option<(&'static str, &'stati
     })
 }
 
-/// `model`, `about`, `db`, `timing`: at most once; `model`, `about` and `expect` present.
+/// `model`, `about`, `db`, `timing`, `fairness`: at most once; `model`, `about` and `expect` present.
 fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for decl in decls {
@@ -213,6 +215,12 @@ fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                     model.timing = *t;
                 }
                 "timing"
+            }
+            DeclKind::Fairness(fairness) => {
+                if let (false, Some(f)) = (seen.contains_key("fairness"), fairness) {
+                    model.fairness = *f;
+                }
+                "fairness"
             }
             _ => continue,
         };
@@ -467,6 +475,65 @@ fn properties(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                     span: decl.span,
                 });
             }
+        } else if let DeclKind::Liveness {
+            form,
+            name,
+            group,
+            index,
+        } = &decl.kind
+        {
+            let lowered = liveness(cx, *form, group, index.as_ref());
+            if let (false, Some((kind, expr, then))) =
+                (duplicate(cx, &mut seen, name, "property"), lowered)
+            {
+                model.properties.push(Property {
+                    name: name.text.clone(),
+                    kind,
+                    expr,
+                    then,
+                    span: decl.span,
+                });
+            }
+        }
+    }
+}
+
+/// `terminates G` as `eventually count(G, done) + count(G, failed) + count(G, crashed) +
+/// count(G, hung) = N`; `no_starvation G[i]` as `leads_to status(G[i], waiting) => not …`.
+fn liveness(
+    cx: &mut Cx,
+    form: LivenessForm,
+    group: &Name,
+    index: Option<&Lit>,
+) -> Option<(PropertyKind, Expr, Option<Expr>)> {
+    match form {
+        LivenessForm::Terminates => {
+            let g = cx.group(group)?;
+            let count = cx.groups[g].count;
+            let finished = [
+                StatusKind::Done,
+                StatusKind::Failed,
+                StatusKind::Crashed,
+                StatusKind::Hung,
+            ]
+            .map(|status| Expr::Count {
+                group: g as u16,
+                status,
+            })
+            .into_iter()
+            .reduce(|a, b| Expr::Binary(BinOp::Add, Box::new(a), Box::new(b)))?;
+            let n = Expr::Lit(Value::Int(count as i64));
+            let all = Expr::Binary(BinOp::Eq, Box::new(finished), Box::new(n));
+            Some((PropertyKind::Eventually, all, None))
+        }
+        LivenessForm::NoStarvation => {
+            let pid = lower_expr::process(cx, group, index)?;
+            let waiting = Expr::Status {
+                pid,
+                status: StatusKind::Waiting,
+            };
+            let not_waiting = Expr::Unary(UnOp::Not, Box::new(waiting.clone()));
+            Some((PropertyKind::LeadsTo, waiting, Some(not_waiting)))
         }
     }
 }

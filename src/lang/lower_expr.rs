@@ -171,7 +171,7 @@ fn world(cx: &mut Cx, e: &ast::Expr) -> Option<Expr> {
 }
 
 /// `buyer[1]` (or `buyer` for a group of one) as a pid.
-fn process(cx: &mut Cx, group: &Name, index: Option<&ast::Lit>) -> Option<Pid> {
+pub fn process(cx: &mut Cx, group: &Name, index: Option<&ast::Lit>) -> Option<Pid> {
     let g = cx.group(group)?;
     let info = cx.groups[g].clone();
     let (i, span) = match index {

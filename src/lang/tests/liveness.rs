@@ -150,3 +150,109 @@ fn break_outside_any_loop_names_loop() {
     let errs = errors(&src);
     assert!(errs[0].contains("`repeat`, `loop` or `retry`"), "{errs:?}");
 }
+
+#[test]
+fn fairness_is_weak_unless_said_strong() {
+    use crate::ir::Fairness;
+    assert_eq!(with("", "work 1ms", "").fairness, Fairness::Weak);
+    assert_eq!(
+        with("fairness weak", "work 1ms", "").fairness,
+        Fairness::Weak
+    );
+    assert_eq!(
+        with("fairness strong", "work 1ms", "").fairness,
+        Fairness::Strong
+    );
+}
+
+#[test]
+fn fairness_is_said_once_and_spelled_right() {
+    let src = source("fairness strong\nfairness weak", "work 1ms", "");
+    let errs = errors(&src);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("a second `fairness` line / "),
+        "{errs:?}"
+    );
+    assert_eq!(
+        errors(&source("fairness stronk", "work 1ms", "")),
+        vec!["unknown fairness \"stronk\" / did you mean `strong`?"]
+    );
+    assert_eq!(
+        errors(&source("fairnes weak", "work 1ms", "")),
+        vec!["unknown declaration \"fairnes\" / did you mean `fairness`?"]
+    );
+}
+
+/// Two groups: `w[3]` and `solo` (one process), then `after`.
+fn two_groups(after: &str) -> String {
+    format!(
+        "model \"t\"\nabout \"t\"\nmutex m\nprocess w[3] {{\n  lock m\n  unlock m\n}}\n\
+         process solo {{\n  lock m\n  unlock m\n}}\n{after}\nexpect holds\n"
+    )
+}
+
+#[test]
+fn terminates_is_eventually_every_process_finished() {
+    use crate::ir::{BinOp, StatusKind, Value};
+    let m = model(&two_groups("terminates all_w: w\nterminates lone: solo"));
+    let count = |group, status| Expr::Count { group, status };
+    let finished = |group, n| {
+        let mut sum = count(group, StatusKind::Done);
+        for s in [StatusKind::Failed, StatusKind::Crashed, StatusKind::Hung] {
+            sum = Expr::Binary(BinOp::Add, Box::new(sum), Box::new(count(group, s)));
+        }
+        Expr::Binary(BinOp::Eq, Box::new(sum), Box::new(Expr::Lit(Value::Int(n))))
+    };
+    let p = &m.properties;
+    assert_eq!(p.len(), 2);
+    assert_eq!(
+        (p[0].name.as_str(), p[0].kind),
+        ("all_w", PropertyKind::Eventually)
+    );
+    assert_eq!(p[0].expr, finished(0, 3));
+    assert!(p[0].then.is_none());
+    assert_eq!(
+        (p[1].name.as_str(), p[1].kind),
+        ("lone", PropertyKind::Eventually)
+    );
+    assert_eq!(p[1].expr, finished(1, 1));
+}
+
+#[test]
+fn no_starvation_is_waiting_leads_to_not_waiting() {
+    use crate::ir::{Pid, StatusKind, UnOp};
+    let m = model(&two_groups(
+        "no_starvation w2: w[2]\nno_starvation lone: solo",
+    ));
+    let waiting = |pid| Expr::Status {
+        pid: Pid(pid),
+        status: StatusKind::Waiting,
+    };
+    for (p, pid, name) in [(&m.properties[0], 2, "w2"), (&m.properties[1], 3, "lone")] {
+        assert_eq!((p.name.as_str(), p.kind), (name, PropertyKind::LeadsTo));
+        assert_eq!(p.expr, waiting(pid));
+        assert_eq!(p.then, Some(Expr::Unary(UnOp::Not, Box::new(waiting(pid)))));
+    }
+}
+
+#[test]
+fn named_liveness_forms_report_bad_groups_and_processes() {
+    let errs = errors(&two_groups(
+        "terminates a: ww\nno_starvation b: w[3]\nno_starvation c: w\n\
+         terminates d: w[0]\nno_starvation e: nobody",
+    ));
+    assert_eq!(
+        errs,
+        vec![
+            "unknown process group \"ww\" / did you mean `w`?",
+            "no such process in group \"w\" / `w` has 3 processes: `w[0]` to `w[2]`",
+            "no such process in group \"w\" / `w` has 3 processes: `w[0]` to `w[2]`",
+            "`terminates` takes a whole group / `terminates NAME: w` checks every process \
+             of `w`; remove the index",
+            "unknown process group \"nobody\" / process groups are: `w`, `solo`",
+        ]
+    );
+    let dup = errors(&two_groups("terminates a: w\nno_starvation a: solo"));
+    assert_eq!(dup.len(), 1, "{dup:?}");
+}

@@ -125,18 +125,15 @@ fn statement<O: Observer>(
                         order,
                         limit: *limit,
                     };
-                    match scan::lock_rows(m, st, pid, *table, filter.as_ref(), clause, kind, obs)? {
-                        Scan::Rows(rows) => {
-                            let vals = rows
-                                .iter()
-                                .map(|&r| st.db.read(*table, r, pid, View::Latest).map(Box::from))
-                                .collect::<Option<Vec<Box<[Value]>>>>()
-                                .unwrap_or_default();
-                            Outcome::Done(project(&vals, columns))
-                        }
-                        Scan::Wait(h) => Outcome::Wait(h),
-                        Scan::Error(c) => Outcome::Error(c),
-                    }
+                    let target = (*table, filter.as_ref(), clause, kind);
+                    with_locked(m, st, pid, target, obs, |st, rows, _| {
+                        let vals = rows
+                            .iter()
+                            .map(|&r| st.db.read(*table, r, pid, View::Latest).map(Box::from))
+                            .collect::<Option<Vec<Box<[Value]>>>>()
+                            .unwrap_or_default();
+                        Ok(Outcome::Done(project(&vals, columns)))
+                    })?
                 }
             }
         }
@@ -153,40 +150,20 @@ fn statement<O: Observer>(
                 mode: update_mode(m, *table, sets),
                 wait: WaitPolicy::Wait,
             };
-            match scan::lock_rows(
-                m,
-                st,
-                pid,
-                *table,
-                filter.as_ref(),
-                clause,
-                Kind::Update,
-                obs,
-            )? {
-                Scan::Rows(rows) => super::write::update(m, st, pid, *table, &rows, sets, obs)?,
-                Scan::Wait(h) => Outcome::Wait(h),
-                Scan::Error(c) => Outcome::Error(c),
-            }
+            let target = (*table, filter.as_ref(), clause, Kind::Update);
+            with_locked(m, st, pid, target, obs, |st, rows, obs| {
+                super::write::update(m, st, pid, *table, &rows, sets, obs)
+            })?
         }
         SqlStmt::Delete { table, filter, .. } => {
             let clause = LockClause {
                 mode: LockMode::Update,
                 wait: WaitPolicy::Wait,
             };
-            match scan::lock_rows(
-                m,
-                st,
-                pid,
-                *table,
-                filter.as_ref(),
-                clause,
-                Kind::Delete,
-                obs,
-            )? {
-                Scan::Rows(rows) => super::write::delete(st, pid, *table, &rows, obs),
-                Scan::Wait(h) => Outcome::Wait(h),
-                Scan::Error(c) => Outcome::Error(c),
-            }
+            let target = (*table, filter.as_ref(), clause, Kind::Delete);
+            with_locked(m, st, pid, target, obs, |st, rows, obs| {
+                Ok(super::write::delete(st, pid, *table, &rows, obs))
+            })?
         }
         SqlStmt::Insert {
             table,
@@ -246,6 +223,25 @@ fn serialization_failure(st: &State, pid: Pid) -> bool {
         }
     };
     wrote && p.reads.iter().any(|&(t, k)| changed(t, k))
+}
+
+/// Locks a statement's target rows, then runs `act` on them; a wait or an error passes
+/// through.
+fn with_locked<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    (table, filter, clause, kind): (u16, Option<&Expr>, LockClause, Kind),
+    obs: &mut O,
+    act: impl FnOnce(&mut State, Vec<usize>, &mut O) -> Result<Outcome, RunError>,
+) -> Result<Outcome, RunError> {
+    Ok(
+        match scan::lock_rows(m, st, pid, table, filter, clause, kind, obs)? {
+            Scan::Rows(rows) => act(st, rows, obs)?,
+            Scan::Wait(h) => Outcome::Wait(h),
+            Scan::Error(c) => Outcome::Error(c),
+        },
+    )
 }
 
 /// InnoDB SERIALIZABLE turns a plain SELECT inside a transaction into `FOR SHARE` (MY-4).

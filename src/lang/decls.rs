@@ -313,36 +313,49 @@ impl Parser<'_> {
 
     /// `timing bounded` / `timing async`.
     fn timing(&mut self) -> PResult<DeclKind> {
-        let name = self.name("a timing (`bounded` or `async`)")?;
-        let timing = match name.text.to_ascii_lowercase().as_str() {
-            "bounded" => Some(Timing::Bounded),
-            "async" => Some(Timing::Async),
-            _ => {
-                let hint = suggest::hint(&name.text, ["bounded", "async"], "timings are", "");
-                let msg = format!("unknown timing \"{}\"", name.text);
-                let d = Diagnostic::new(msg, name.span, "unknown timing").with_hint(hint);
-                self.diags.push(d);
-                None
-            }
-        };
-        Ok(DeclKind::Timing(timing))
+        let options = [("bounded", Timing::Bounded), ("async", Timing::Async)];
+        Ok(DeclKind::Timing(
+            self.one_of("timing", "timings", &options)?,
+        ))
     }
 
     /// `fairness weak` / `fairness strong`.
     fn fairness(&mut self) -> PResult<DeclKind> {
-        let name = self.name("a fairness (`weak` or `strong`)")?;
-        let fairness = match name.text.to_ascii_lowercase().as_str() {
-            "weak" => Some(Fairness::Weak),
-            "strong" => Some(Fairness::Strong),
-            _ => {
-                let hint = suggest::hint(&name.text, ["weak", "strong"], "fairnesses are", "");
-                let msg = format!("unknown fairness \"{}\"", name.text);
-                let d = Diagnostic::new(msg, name.span, "unknown fairness").with_hint(hint);
-                self.diags.push(d);
-                None
-            }
-        };
-        Ok(DeclKind::Fairness(fairness))
+        let options = [("weak", Fairness::Weak), ("strong", Fairness::Strong)];
+        Ok(DeclKind::Fairness(self.one_of(
+            "fairness",
+            "fairnesses",
+            &options,
+        )?))
+    }
+
+    /// A word from a fixed list (case-insensitive); an unknown one is reported with the
+    /// closest and `None` returned.
+    fn one_of<T: Copy>(
+        &mut self,
+        what: &str,
+        plural: &str,
+        options: &[(&'static str, T)],
+    ) -> PResult<Option<T>> {
+        let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
+        let expected = format!(
+            "a {what} ({})",
+            words
+                .iter()
+                .map(|w| format!("`{w}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
+        let name = self.name(&expected)?;
+        let lower = name.text.to_ascii_lowercase();
+        if let Some((_, v)) = options.iter().find(|(w, _)| *w == lower) {
+            return Ok(Some(*v));
+        }
+        let hint = suggest::hint(&name.text, words, &format!("{plural} are"), "");
+        let msg = format!("unknown {what} \"{}\"", name.text);
+        let d = Diagnostic::new(msg, name.span, format!("unknown {what}")).with_hint(hint);
+        self.diags.push(d);
+        Ok(None)
     }
 
     /// `redis NAME [with N replicas]` (`with 1 replica` also reads).

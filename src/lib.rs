@@ -87,6 +87,23 @@ impl Model {
             .map_err(Error::Invalid)
     }
 
+    /// The model with one more declaration in the model language — a property, a fault, an
+    /// expectation — as if it ended the file. This is how Rust code declares properties:
+    /// `model.with_declaration("eventually all_done: done = 2")?.check()`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the declaration has mistakes (reported at its line, after the
+    /// file's own).
+    pub fn with_declaration(&self, declaration: &str) -> Result<Self, Error> {
+        let text = format!("{}\n{declaration}\n", self.ir.source.trim_end());
+        let flavour = self.flavour();
+        let m = Self::parse(&self.ir.origin, &text)?;
+        match flavour {
+            Some(f) if m.flavour() != Some(f) => m.with_flavour(f),
+            _ => Ok(m),
+        }
+    }
+
     /// The same model against another database flavour (`--db`), with the expectation the
     /// file states for that flavour.
     ///

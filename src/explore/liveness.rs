@@ -124,7 +124,8 @@ fn violation(m: &Model, seen: &Seen, g: &Graph, prop: usize) -> Option<Lasso> {
         Goal::Terminal => None,
         Goal::Component(c) => {
             let start = path.len();
-            path.extend(cycle(g, &bad, &goal, c, entry));
+            let strong = m.fairness == crate::ir::Fairness::Strong;
+            path.extend(cycle(g, &bad, &goal, c, entry, strong));
             Some(start)
         }
         Goal::None => unreachable!("the prefix ends at a goal"),
@@ -275,8 +276,20 @@ fn prefix(
 /// A fair cycle through `entry` inside component `comp`: it takes a step of every actor that
 /// steps inside the component, visits a state where each other actor is disabled, and
 /// returns to `entry`.
-fn cycle(g: &Graph, bad: &[bool], goal: &[Goal], comp: u32, entry: usize) -> Vec<Choice> {
+fn cycle(
+    g: &Graph,
+    bad: &[bool],
+    goal: &[Goal],
+    comp: u32,
+    entry: usize,
+    strong: bool,
+) -> Vec<Choice> {
     let inside = |s: usize| bad[s] && goal[s] == Goal::Component(comp);
+    // The shortest way round, when it is fair already (the common case).
+    let shortest = walk_nonempty(g, &inside, entry, entry);
+    if is_fair(g, entry, &shortest, strong) {
+        return shortest;
+    }
     let states: Vec<usize> = (0..bad.len()).filter(|&s| inside(s)).collect();
     let mut actors: Vec<Actor> = Vec::new();
     for &s in &states {
@@ -329,6 +342,28 @@ fn cycle(g: &Graph, bad: &[bool], goal: &[Goal], comp: u32, entry: usize) -> Vec
         out.extend(back);
     }
     out
+}
+
+/// Whether the closed walk `path` from `s` is fair: every actor enabled in all of its states
+/// (weak) or in any of them (strong) takes a step on it.
+fn is_fair(g: &Graph, s: usize, path: &[Choice], strong: bool) -> bool {
+    if path.is_empty() {
+        return false;
+    }
+    let mut states = vec![s];
+    let mut at = s;
+    for c in path {
+        at = end_of(g, at, std::slice::from_ref(c));
+        states.push(at);
+    }
+    let stepping: Vec<Actor> = path.iter().filter_map(|&c| actor(c)).collect();
+    let mut candidates: Vec<Actor> = states.iter().flat_map(|&x| g.enabled(x)).collect();
+    candidates.dedup();
+    candidates.iter().all(|a| {
+        let mut on = states.iter().map(|&x| g.enabled(x).any(|b| b == *a));
+        let owed = if strong { on.any(|e| e) } else { on.all(|e| e) };
+        !owed || stepping.contains(a)
+    })
 }
 
 /// The state a path from `s` ends in.

@@ -189,3 +189,23 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+#[test]
+fn rust_code_can_declare_a_liveness_property() {
+    let m = load("models/redis/no-ttl-holder-crash.model")
+        .with_declaration("eventually someone_done: done >= 1")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The blocking version gets stuck (a safety finding) before any run can be judged.
+    m.check().assert_violated("deadlock");
+    let polling = load("models/liveness/polling-progress.model")
+        .with_declaration("always_eventually c1_works: in1 = 1")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v = polling.check();
+    v.assert_violated("c1_works");
+    assert!(
+        v.trace.as_ref().and_then(|t| t.loop_start).is_some(),
+        "a lasso"
+    );
+    let bad = load("models/liveness/polling-progress.model").with_declaration("eventualy x: 1");
+    assert!(bad.is_err());
+}

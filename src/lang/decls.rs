@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::ast::{
-    ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, Lit, LivenessForm, Name, ProcessDecl, Setting,
+    ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, LivenessForm, Name, ProcessDecl, Setting,
 };
 use super::diag::Diagnostic;
 use super::lexer::{Tok, Token};
@@ -293,22 +293,28 @@ impl Parser<'_> {
     /// `index T (col, …)` / `unique index T (col, …)`.
     fn index(&mut self, unique: bool) -> PResult<DeclKind> {
         let table = self.name("a table name")?;
+        let columns = self.paren_list(|p| p.name("a column name"))?;
+        Ok(DeclKind::Index {
+            unique,
+            table,
+            columns,
+        })
+    }
+
+    /// `( item, item, … )`, items and commas possibly on several lines.
+    fn paren_list<T>(&mut self, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
         self.expect_punct("(")?;
-        let mut columns: Vec<Name> = Vec::new();
+        let mut items = Vec::new();
         loop {
             self.skip_newlines();
-            columns.push(self.name("a column name")?);
+            items.push(item(self)?);
             self.skip_newlines();
             if !self.eat_punct(",") {
                 break;
             }
         }
         self.expect_punct(")")?;
-        Ok(DeclKind::Index {
-            unique,
-            table,
-            columns,
-        })
+        Ok(items)
     }
 
     /// `timing bounded` / `timing async`.
@@ -374,17 +380,7 @@ impl Parser<'_> {
     /// `table T (col type [primary key], …)`; the list may span lines.
     fn table(&mut self) -> PResult<DeclKind> {
         let name = self.name("a table name")?;
-        self.expect_punct("(")?;
-        let mut columns = Vec::new();
-        loop {
-            self.skip_newlines();
-            columns.push(self.column()?);
-            self.skip_newlines();
-            if !self.eat_punct(",") {
-                break;
-            }
-        }
-        self.expect_punct(")")?;
+        let columns = self.paren_list(|p| p.column())?;
         Ok(DeclKind::Table { name, columns })
     }
 
@@ -449,17 +445,7 @@ impl Parser<'_> {
     /// `row T (v, …)`.
     fn row(&mut self) -> PResult<DeclKind> {
         let table = self.name("a table name")?;
-        self.expect_punct("(")?;
-        let mut values: Vec<Lit> = Vec::new();
-        loop {
-            self.skip_newlines();
-            values.push(self.literal()?);
-            self.skip_newlines();
-            if !self.eat_punct(",") {
-                break;
-            }
-        }
-        self.expect_punct(")")?;
+        let values = self.paren_list(|p| p.literal())?;
         Ok(DeclKind::Row { table, values })
     }
 

@@ -35,6 +35,9 @@ pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
     found.extend(fails.iter().map(|&f| (f, 0)));
     let mut bounds = vec![0usize, 1];
     let mut succ = Vec::new();
+    // Liveness judges runs on the whole graph: keep its edges as the search finds them.
+    let live = m.properties.iter().any(|p| p.kind.is_liveness());
+    let mut edges: Vec<Vec<(Choice, u32)>> = Vec::new();
     while found.is_empty() {
         let depth = bounds.len() - 2;
         let (start, end) = (bounds[depth], bounds[depth + 1]);
@@ -52,8 +55,14 @@ pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
                 continue;
             }
             stats.transitions += succ.len();
+            if live {
+                edges.push(Vec::with_capacity(succ.len()));
+            }
             for (c, n) in succ.drain(..) {
                 let (j, new) = seen.insert_full(n);
+                if live {
+                    edges[i].push((c, j as u32));
+                }
                 if !new {
                     continue;
                 }
@@ -84,7 +93,7 @@ pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
         if seen.len() == end {
             stats.states = seen.len();
             // Every state is known: now the runs can be judged.
-            return match super::liveness::check(m, &seen) {
+            return match super::liveness::check(m, &seen, edges) {
                 Some(l) => {
                     let failure = Failure::Property(l.property);
                     let path = l.path;

@@ -13,10 +13,10 @@
 //! per component (Tarjan's algorithm, petgraph), with no depth bound.
 //!
 //! # Complexity
-//! Linear in states plus transitions (the graph is rebuilt from the visited set).
+//! Linear in states plus transitions (the search records the graph's edges).
 
 use super::bfs::Seen;
-use crate::exec::{eval::Scope, successors, Choice};
+use crate::exec::{eval::Scope, Choice};
 use crate::ir::{Model, PropertyKind};
 use crate::world::value::Pid;
 use petgraph::algo::tarjan_scc;
@@ -61,34 +61,23 @@ struct Graph {
 }
 
 impl Graph {
-    fn build(m: &Model, seen: &Seen) -> Self {
-        let mut succ = Vec::new();
-        let edges = (0..seen.len())
-            .map(|i| {
-                successors(m, &seen[i], &mut succ);
-                succ.iter()
-                    .filter_map(|(c, n)| seen.get_index_of(n).map(|j| (*c, j as u32)))
-                    .collect()
-            })
-            .collect();
-        Graph { edges }
-    }
-
     fn enabled(&self, s: usize) -> impl Iterator<Item = Actor> + '_ {
         self.edges[s].iter().filter_map(|(c, _)| actor(*c))
     }
 }
 
-/// The first liveness property (in declaration order) some fair run violates.
+/// The first liveness property (in declaration order) some fair run violates; `edges` are
+/// every state's transitions, as the exhaustive search recorded them.
 #[must_use]
-pub fn check(m: &Model, seen: &Seen) -> Option<Lasso> {
+pub fn check(m: &Model, seen: &Seen, edges: Vec<Vec<(Choice, u32)>>) -> Option<Lasso> {
     let props: Vec<usize> = (0..m.properties.len())
         .filter(|&i| m.properties[i].kind.is_liveness())
         .collect();
     if props.is_empty() {
         return None;
     }
-    let g = Graph::build(m, seen);
+    debug_assert_eq!(edges.len(), seen.len());
+    let g = Graph { edges };
     props.into_iter().find_map(|i| violation(m, seen, &g, i))
 }
 

@@ -111,6 +111,7 @@ fn main() -> ExitCode {
             let opts = Options {
                 max_states,
                 max_depth,
+                ..Options::default()
             };
             check(&paths, format, quiet, opts, db.map(Db::flavour))
         }

@@ -12,11 +12,48 @@ pub use properties::Failure;
 
 use crate::exec::Choice;
 
-/// Bounds on a search. A search that hits one ends with [`Outcome::Incomplete`].
-#[derive(Clone, Copy, Debug, Default)]
+/// How to search, and bounds on it. A search that hits a bound ends with
+/// [`Outcome::Incomplete`]. Reductions never change a verdict (docs/explorer.md).
+#[derive(Clone, Copy, Debug)]
 pub struct Options {
     pub max_states: Option<usize>,
     pub max_depth: Option<usize>,
+    /// Symmetry reduction: interchangeable processes are explored once per arrangement
+    /// (on by default; off for models with liveness properties).
+    pub symmetry: bool,
+    /// Partial-order reduction: a step no one else can observe is taken alone (on by
+    /// default; off for models with liveness properties).
+    pub por: bool,
+    /// Threads that expand a layer (1 = the caller's thread only).
+    pub threads: usize,
+    /// Keep only 64-bit fingerprints of visited states instead of the states.
+    pub fingerprints: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_states: None,
+            max_depth: None,
+            symmetry: true,
+            por: true,
+            threads: 1,
+            fingerprints: false,
+        }
+    }
+}
+
+impl Options {
+    /// No reductions, one thread, exact storage: the plain search every reduction is
+    /// compared against.
+    #[must_use]
+    pub fn full() -> Self {
+        Options {
+            symmetry: false,
+            por: false,
+            ..Options::default()
+        }
+    }
 }
 
 /// What the search found.

@@ -142,5 +142,7 @@ fn bound_text(b: Bound) -> String {
     match b {
         Bound::MaxStates(n) => format!("stopped at --max-states {n}"),
         Bound::MaxDepth(d) => format!("stopped at --max-depth {d}"),
+        Bound::TimeLimit(t) => format!("stopped at --time-limit {t}s"),
+        Bound::MaxMemory(mb) => format!("stopped at --max-memory {mb}MB"),
     }
 }

@@ -86,15 +86,30 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
 /// Returns how many of them are progress (process steps and time), as opposed to faults:
 /// a state with no progress transition and unfinished processes is a deadlock.
 pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize {
+    successors_except(m, s, &[], out)
+}
+
+/// [`successors`] without the transitions of the processes `skip` marks (a symmetry
+/// reduction's mirror images); `skip` may be shorter than the process list.
+pub fn successors_except(
+    m: &Model,
+    s: &State,
+    skip: &[bool],
+    out: &mut Vec<(Choice, State)>,
+) -> usize {
     out.clear();
     let mut silent = observe::Silent;
+    let skipped = |p: usize| skip.get(p).copied().unwrap_or(false);
     for p in 0..s.procs.len() {
         let pid = Pid(p as u16);
+        if skipped(p) {
+            continue;
+        }
         if let Some(n) = step::step(m, s, pid, &mut silent) {
             out.push((Choice::Proc(pid), n));
         }
     }
-    for p in 0..s.procs.len() {
+    for p in (0..s.procs.len()).filter(|&p| !skipped(p)) {
         let pid = Pid(p as u16);
         let q = &s.procs[p];
         if q.check_in == Some(0) {
@@ -128,7 +143,7 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
     let progress = out.len();
     // A pause, or a ranged delay past its minimum, may also end earlier: the environment
     // chooses when.
-    for p in 0..s.procs.len() {
+    for p in (0..s.procs.len()).filter(|&p| !skipped(p)) {
         if let Some(n) = env::finish(s, Pid(p as u16), &mut silent) {
             out.push((Choice::Finish(Pid(p as u16)), n));
         }
@@ -150,7 +165,7 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
             continue;
         }
         if let FaultKind::Drift { .. } = fault.kind {
-            for p in 0..s.procs.len() {
+            for p in (0..s.procs.len()).filter(|&p| !skipped(p)) {
                 for ahead in [true, false] {
                     let pid = Pid(p as u16);
                     if let Some(n) = env::drift(m, s, f, pid, ahead, &mut silent) {
@@ -185,7 +200,7 @@ pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize
             }
             continue;
         }
-        for p in 0..s.procs.len() {
+        for p in (0..s.procs.len()).filter(|&p| !skipped(p)) {
             let c = Choice::Fault {
                 fault: f as u16,
                 pid: Pid(p as u16),

@@ -1,142 +1,300 @@
-//! The breadth-first search loop.
+//! The breadth-first search loop: layer by layer, each layer expanded in batches (on several
+//! threads when asked) and merged into the visited set in order.
 
+use super::parallel::map_chunks;
 use super::properties::{check, rank, Failure};
-use super::{switches, Bound, Options, Outcome, Stats};
-use crate::exec::{successors, Choice};
+use super::reduce::{Expansion, Reducer, Scratch};
+use super::store::Store;
+use super::{switches, Bound, Options, Outcome, Progress, Stats};
+use crate::exec::Choice;
 use crate::ir::Model;
 use crate::world::State;
-use indexmap::IndexSet;
-use rustc_hash::FxBuildHasher;
 
-/// The visited set: states in discovery order, so a state's index is its BFS rank.
-pub(super) type Seen = IndexSet<State, FxBuildHasher>;
+/// States expanded per batch: the unit of parallel work and of progress reports.
+const BATCH: usize = 4096;
+/// States per chunk a thread claims at a time.
+const CHUNK: usize = 64;
 
-/// Explores every reachable state of `m` breadth-first.
+/// What one state's expansion produced, computed off the search's thread.
+struct Expanded {
+    exp: Expansion,
+    finished: bool,
+    succ: Vec<(Choice, State)>,
+}
+
+struct Bfs<'m, 'f> {
+    r: Reducer<'m>,
+    opts: Options,
+    store: Store,
+    /// Fingerprint mode: the states of the layer being expanded and of the next one.
+    frontier: Vec<State>,
+    next: Vec<State>,
+    /// Per state (by index): the state it was found from and how.
+    parents: Vec<(u32, Choice)>,
+    /// Where each layer starts, by state index; the last entry is where the next one starts.
+    bounds: Vec<usize>,
+    found: Vec<(Failure, u32)>,
+    fails: Vec<Failure>,
+    /// With liveness properties: every edge, by source state.
+    edges: Option<Vec<Vec<(Choice, u32)>>>,
+    stats: Stats,
+    monitor: &'f mut dyn FnMut(&Progress) -> Option<Bound>,
+}
+
+/// Explores every reachable state of `m` breadth-first (see [`explore_with`]).
+#[must_use]
+pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
+    explore_with(m, opts, &mut |_| None)
+}
+
+/// Explores every reachable state of `m` breadth-first; `monitor` sees the progress after
+/// every batch and may stop the search with a bound.
 ///
 /// Layer by layer: a failure found in a layer ends the search once that layer is complete, so
 /// the counterexample is a shortest one and the choice among equally short ones does not
-/// depend on the order of discovery within the layer.
+/// depend on the order of discovery within the layer, nor on the number of threads.
 ///
 /// # Complexity
 /// Time and memory linear in the number of reachable states (within the bounds), times the
 /// cost of one step.
 #[must_use]
-pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
-    let mut seen = Seen::default();
-    seen.insert(State::initial(m));
-    let mut parents: Vec<(u32, Choice)> = vec![(u32::MAX, Choice::Tick)];
-    let mut stats = Stats {
-        states: 1,
-        ..Stats::default()
-    };
-    let mut fails = Vec::new();
-    let mut found: Vec<(Failure, u32)> = Vec::new();
-    check(m, &seen[0], &mut fails);
-    found.extend(fails.iter().map(|&f| (f, 0)));
-    let mut bounds = vec![0usize, 1];
-    let mut succ = Vec::new();
-    // Liveness judges runs on the whole graph: keep its edges as the search finds them.
+pub fn explore_with(
+    m: &Model,
+    opts: Options,
+    monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
+) -> (Outcome, Stats) {
     let live = m.properties.iter().any(|p| p.kind.is_liveness());
-    let mut edges: Vec<Vec<(Choice, u32)>> = Vec::new();
-    while found.is_empty() {
-        let depth = bounds.len() - 2;
-        let (start, end) = (bounds[depth], bounds[depth + 1]);
-        stats.depth = depth;
-        let at_limit = opts.max_depth.is_some_and(|d| depth >= d);
-        let mut deadlocks = Vec::new();
-        let mut cut = false;
-        for i in start..end {
-            let progress = successors(m, &seen[i], &mut succ);
-            if progress == 0 && !seen[i].is_final() {
-                deadlocks.push((Failure::Deadlock, i as u32));
-            }
-            if at_limit {
-                cut |= !succ.is_empty();
-                continue;
-            }
-            stats.transitions += succ.len();
-            if live {
-                edges.push(Vec::with_capacity(succ.len()));
-            }
-            for (c, n) in succ.drain(..) {
-                let (j, new) = seen.insert_full(n);
-                if live {
-                    edges[i].push((c, j as u32));
-                }
-                if !new {
-                    continue;
-                }
-                parents.push((i as u32, c));
-                check(m, &seen[j], &mut fails);
-                found.extend(fails.iter().map(|&f| (f, j as u32)));
-                if opts.max_states.is_some_and(|max| seen.len() >= max) && found.is_empty() {
-                    stats.states = seen.len();
-                    return (
-                        Outcome::Incomplete {
-                            bound: Bound::MaxStates(seen.len()),
-                        },
-                        stats,
-                    );
-                }
-            }
-        }
-        stats.states = seen.len();
-        if !deadlocks.is_empty() {
-            found = deadlocks;
-            bounds.truncate(depth + 2);
-            break;
-        }
-        if cut {
-            let bound = Bound::MaxDepth(depth);
-            return (Outcome::Incomplete { bound }, stats);
-        }
-        if seen.len() == end {
-            stats.states = seen.len();
-            // Every state is known: now the runs can be judged.
-            return match super::liveness::check(m, &seen, edges) {
-                Some(l) => {
-                    let failure = Failure::Property(l.property);
-                    let path = l.path;
-                    let loop_start = l.loop_start;
-                    (
-                        Outcome::Failed {
-                            failure,
-                            path,
-                            loop_start,
-                        },
-                        stats,
-                    )
-                }
-                None => (Outcome::Holds, stats),
-            };
-        }
-        bounds.push(seen.len());
-    }
-    stats.states = seen.len();
-    stats.depth = bounds.len() - 2;
-    let best = found
-        .iter()
-        .map(|&(f, _)| rank(m, f))
-        .min()
-        .expect("found")
-        .1;
-    let targets: Vec<u32> = found
-        .iter()
-        .filter(|&&(f, _)| f == best)
-        .map(|&(_, j)| j)
-        .collect();
-    let path = switches::fewest(m, &seen, &bounds, &targets);
-    debug_assert_eq!(path.len(), depth_of(&bounds, targets[0] as usize));
-    (
-        Outcome::Failed {
-            failure: best,
-            path,
-            loop_start: None,
+    let r = Reducer::new(m, &opts);
+    let (symmetry, por) = r.active();
+    let mut b = Bfs {
+        r,
+        opts,
+        store: Store::new(opts.fingerprints && !live),
+        frontier: Vec::new(),
+        next: Vec::new(),
+        parents: Vec::new(),
+        bounds: vec![0, 1],
+        found: Vec::new(),
+        fails: Vec::new(),
+        edges: live.then(Vec::new),
+        stats: Stats {
+            symmetry,
+            por,
+            fingerprints: opts.fingerprints && !live,
+            ..Stats::default()
         },
-        stats,
-    )
+        monitor,
+    };
+    let outcome = b.run();
+    b.stats.states = b.store.len();
+    (outcome, b.stats)
 }
 
-fn depth_of(bounds: &[usize], i: usize) -> usize {
-    bounds.iter().rposition(|&b| b <= i).unwrap_or(0)
+impl Bfs<'_, '_> {
+    fn run(&mut self) -> Outcome {
+        let init = self.r.initial();
+        self.visit(init, None);
+        loop {
+            let depth = self.bounds.len() - 2;
+            self.stats.depth = depth;
+            let (start, end) = (self.bounds[depth], self.bounds[depth + 1]);
+            if !self.found.is_empty() {
+                return self.failed(depth);
+            }
+            let at_limit = self.opts.max_depth.is_some_and(|d| depth >= d);
+            let mut deadlocks = Vec::new();
+            let mut cut = false;
+            for lo in (start..end).step_by(BATCH) {
+                let hi = (lo + BATCH).min(end);
+                for (k, e) in self.expand_batch(start, lo, hi).into_iter().enumerate() {
+                    let i = lo + k;
+                    if e.exp.progress == 0 && !e.finished {
+                        deadlocks.push((Failure::Deadlock, i as u32));
+                    }
+                    if at_limit {
+                        cut |= !e.succ.is_empty();
+                        continue;
+                    }
+                    if let Some(bound) = self.merge(i, start, e) {
+                        return Outcome::Incomplete { bound };
+                    }
+                }
+                if let Some(bound) = self.report(end - hi) {
+                    return Outcome::Incomplete { bound };
+                }
+            }
+            if !deadlocks.is_empty() {
+                self.found = deadlocks;
+                self.bounds.truncate(depth + 2);
+                return self.failed(depth);
+            }
+            if cut {
+                return Outcome::Incomplete {
+                    bound: Bound::MaxDepth(depth),
+                };
+            }
+            if self.store.len() == end {
+                return self.complete();
+            }
+            self.bounds.push(self.store.len());
+            self.frontier = std::mem::take(&mut self.next);
+        }
+    }
+
+    /// Expands the states `lo..hi` of the layer that starts at `start`, on the configured
+    /// threads, results in order.
+    fn expand_batch(&self, start: usize, lo: usize, hi: usize) -> Vec<Expanded> {
+        let batch: Vec<&State> = match &self.store {
+            Store::Exact(seen) => (lo..hi).map(|i| &seen[i]).collect(),
+            Store::Prints(_) => self.frontier[lo - start..hi - start].iter().collect(),
+        };
+        let r = &self.r;
+        let results = map_chunks(self.opts.threads, batch.len(), CHUNK, |range| {
+            let mut sc = Scratch::default();
+            range
+                .map(|k| {
+                    let mut succ = Vec::new();
+                    let exp = r.expand(batch[k], true, &mut sc, &mut succ);
+                    Expanded {
+                        exp,
+                        finished: batch[k].is_final(),
+                        succ,
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
+        results.into_iter().flatten().collect()
+    }
+
+    /// Visits the successors of state `i` (of the layer starting at `start`). Returns a bound
+    /// when `--max-states` is reached without a failure.
+    fn merge(&mut self, i: usize, start: usize, mut e: Expanded) -> Option<Bound> {
+        // The cycle proviso: a reduced expansion must lead somewhere new.
+        if e.exp.reduced && self.store.contains(&e.succ[0].1) {
+            let s = match &self.store {
+                Store::Exact(seen) => seen[i].clone(),
+                Store::Prints(_) => self.frontier[i - start].clone(),
+            };
+            self.r
+                .expand(&s, false, &mut Scratch::default(), &mut e.succ);
+        }
+        self.stats.transitions += e.succ.len();
+        if let Some(edges) = &mut self.edges {
+            edges.push(Vec::with_capacity(e.succ.len()));
+        }
+        for (c, n) in e.succ {
+            let (j, new) = self.visit(n, Some((i as u32, c)));
+            if let Some(edges) = &mut self.edges {
+                edges[i].push((c, j as u32));
+            }
+            let full = self
+                .opts
+                .max_states
+                .is_some_and(|max| self.store.len() >= max);
+            if new && full && self.found.is_empty() {
+                return Some(Bound::MaxStates(self.store.len()));
+            }
+        }
+        None
+    }
+
+    /// Adds a state to the visited set; checks it when it is new. Returns its index and
+    /// whether it is new.
+    fn visit(&mut self, n: State, from: Option<(u32, Choice)>) -> (usize, bool) {
+        let m = self.r.m;
+        let (j, back, new) = self.store.insert(n);
+        if !new {
+            return (j, false);
+        }
+        self.parents.push(from.unwrap_or((u32::MAX, Choice::Tick)));
+        match (&self.store, back) {
+            (_, Some(s)) => {
+                check(m, &s, &mut self.fails);
+                self.next.push(s);
+                if j == 0 {
+                    self.frontier = std::mem::take(&mut self.next);
+                }
+            }
+            (Store::Exact(seen), None) => check(m, &seen[j], &mut self.fails),
+            (Store::Prints(_), None) => unreachable!("a new fingerprint hands its state back"),
+        }
+        self.found.extend(self.fails.iter().map(|&f| (f, j as u32)));
+        (j, true)
+    }
+
+    fn report(&mut self, left: usize) -> Option<Bound> {
+        self.stats.states = self.store.len();
+        let p = Progress {
+            states: self.store.len(),
+            transitions: self.stats.transitions,
+            depth: self.stats.depth,
+            queue: left + (self.store.len() - self.bounds[self.bounds.len() - 1]),
+            store_bytes: self.store.bytes(),
+        };
+        (self.monitor)(&p)
+    }
+
+    /// Every state is known: now the runs can be judged.
+    fn complete(&mut self) -> Outcome {
+        let Store::Exact(seen) = &self.store else {
+            return Outcome::Holds;
+        };
+        let Some(edges) = self.edges.take() else {
+            return Outcome::Holds;
+        };
+        match super::liveness::check(self.r.m, seen, edges) {
+            Some(l) => Outcome::Failed {
+                failure: Failure::Property(l.property),
+                path: l.path,
+                loop_start: l.loop_start,
+            },
+            None => Outcome::Holds,
+        }
+    }
+
+    /// The counterexample for the failures found in layer `depth`: the most relevant
+    /// failure, by a path with the fewest context switches (exact store) or by the parent
+    /// links (fingerprints), renamed to the concrete processes.
+    fn failed(&mut self, depth: usize) -> Outcome {
+        let m = self.r.m;
+        self.stats.depth = depth;
+        let best = self
+            .found
+            .iter()
+            .map(|&(f, _)| rank(m, f))
+            .min()
+            .expect("found")
+            .1;
+        let targets: Vec<u32> = self
+            .found
+            .iter()
+            .filter(|&&(f, _)| f == best)
+            .map(|&(_, j)| j)
+            .collect();
+        let path = match &self.store {
+            Store::Exact(seen) => switches::fewest(&self.r, seen, &self.bounds, &targets),
+            Store::Prints(_) => self.parent_path(targets[0]),
+        };
+        let (path, to_rep) = self.r.concretize(&path);
+        let failure = match best {
+            Failure::RuntimeError(p) => Failure::RuntimeError(to_rep.inverse().apply(p)),
+            f => f,
+        };
+        Outcome::Failed {
+            failure,
+            path,
+            loop_start: None,
+        }
+    }
+
+    fn parent_path(&self, mut j: u32) -> Vec<Choice> {
+        let mut path = Vec::new();
+        while j != 0 {
+            let (from, c) = self.parents[j as usize];
+            path.push(c);
+            j = from;
+        }
+        path.reverse();
+        path
+    }
 }

@@ -15,7 +15,7 @@
 //! # Complexity
 //! Linear in states plus transitions (the search records the graph's edges).
 
-use super::bfs::Seen;
+use super::store::Seen;
 use crate::exec::{eval::Scope, Choice};
 use crate::ir::{Model, PropertyKind};
 use crate::world::value::Pid;

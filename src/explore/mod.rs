@@ -3,12 +3,18 @@
 
 mod bfs;
 mod liveness;
+mod parallel;
+mod por;
 mod properties;
+mod reduce;
+mod store;
 mod switches;
+pub mod symmetry;
 pub mod waits;
 
-pub use bfs::explore;
+pub use bfs::{explore, explore_with};
 pub use properties::Failure;
+pub use store::collision_probability;
 
 use crate::exec::Choice;
 
@@ -78,6 +84,22 @@ pub enum Outcome {
 pub enum Bound {
     MaxStates(usize),
     MaxDepth(usize),
+    /// `--time-limit`, in seconds (the caller's monitor measures it).
+    TimeLimit(u64),
+    /// `--max-memory`, in MiB (the caller's monitor measures it).
+    MaxMemory(u64),
+}
+
+/// Where a running search is, for progress displays and for the caller's limits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub states: usize,
+    pub transitions: usize,
+    pub depth: usize,
+    /// States found but not expanded yet.
+    pub queue: usize,
+    /// Bytes the visited set's table holds, roughly.
+    pub store_bytes: usize,
 }
 
 /// Counters of one search.
@@ -89,4 +111,9 @@ pub struct Stats {
     pub transitions: usize,
     /// Length of the longest shortest path from the initial state: the BFS depth reached.
     pub depth: usize,
+    /// Which reductions the search applied (a model with liveness properties gets none).
+    pub symmetry: bool,
+    pub por: bool,
+    /// Visited states were kept as 64-bit fingerprints ([`collision_probability`]).
+    pub fingerprints: bool,
 }

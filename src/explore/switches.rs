@@ -4,9 +4,9 @@
 //! (state, last acting process), layer by layer. Every state on a shortest path to a target in
 //! layer d sits in its own BFS layer, so only edges from layer k to layer k + 1 count.
 
-use super::bfs::Seen;
-use crate::exec::{successors, Choice};
-use crate::ir::Model;
+use super::reduce::Reducer;
+use super::store::Seen;
+use crate::exec::Choice;
 use crate::world::value::Pid;
 use rustc_hash::FxHashMap;
 
@@ -20,8 +20,12 @@ struct Entry {
 
 /// The path (as choices from the initial state) to one of `targets` (all in the same layer)
 /// with the fewest switches between acting processes; ties go to the earlier discovered.
+///
+/// Under symmetry reduction states are representatives: an entry's last actor is named as
+/// in its own state, and renamed along each edge, so switches count between the concrete
+/// processes of the path the choices will be renamed into.
 #[must_use]
-pub fn fewest(m: &Model, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Vec<Choice> {
+pub fn fewest(r: &Reducer, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Vec<Choice> {
     let depth = bounds
         .iter()
         .rposition(|&b| b <= targets[0] as usize)
@@ -41,20 +45,21 @@ pub fn fewest(m: &Model, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Vec<
         let mut e = 0;
         while e < cur.len() {
             let state = cur[e].state;
-            successors(m, &seen[state as usize], &mut succ);
+            r.expand_all(&seen[state as usize], &mut succ);
             let group_end = (e..cur.len())
                 .find(|&x| cur[x].state != state)
                 .unwrap_or(cur.len());
-            for (c, n) in &succ {
+            for (c, n, perm) in &succ {
                 let Some(j) = seen.get_index_of(n).filter(|&j| (lo..hi).contains(&j)) else {
                     continue;
                 };
                 for (from, entry) in cur.iter().enumerate().take(group_end).skip(e) {
                     let actor = c.actor();
                     let switched = matches!((entry.last, actor), (Some(a), Some(b)) if a != b);
+                    let last = actor.or(entry.last);
                     let cand = Entry {
                         state: j as u32,
-                        last: actor.or(entry.last),
+                        last: last.map(|p| perm.as_ref().map_or(p, |perm| perm.apply(p))),
                         switches: entry.switches + u32::from(switched),
                         from: Some((from as u32, *c)),
                     };

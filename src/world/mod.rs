@@ -2,6 +2,7 @@
 
 pub mod db;
 pub mod lock;
+pub mod permute;
 pub mod process;
 pub mod redis;
 pub mod value;
@@ -12,7 +13,8 @@ use process::Proc;
 
 /// One global state: the world plus every process. Time is not stored: every deadline is
 /// relative to now, so states that differ only in the absolute time are one state.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// (`Default` is an empty world with no process, a placeholder.)
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub procs: Vec<Proc>,
     pub db: db::Db,

@@ -209,3 +209,54 @@ fn rust_code_can_declare_a_liveness_property() {
     let bad = load("models/liveness/polling-progress.model").with_declaration("eventualy x: 1");
     assert!(bad.is_err());
 }
+
+/// Issue 5's rule: reductions, fingerprints and threads never change a verdict. Every model
+/// (every flavour it names) is checked with no reduction and with each option; the verdict,
+/// the length of the counterexample and its context switches agree, and more threads give
+/// the byte-identical trace.
+#[test]
+fn reductions_stores_and_threads_never_change_a_verdict() {
+    let text = |v: &interlock::Verdict| {
+        v.trace
+            .as_ref()
+            .map(|t| interlock::trace::text::render(&v.model, t))
+    };
+    let shape = |v: &interlock::Verdict| {
+        let t = v.trace.as_ref();
+        (
+            v.summary(),
+            t.map(|t| t.steps.len()),
+            t.map(|t| t.loop_start),
+        )
+    };
+    for path in all_models() {
+        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        for m in model.variants().expect("variants") {
+            let name = format!("{} ({:?})", path.display(), m.flavour());
+            let full = m.check_with(Options::full());
+            let reduced = m.check_with(Options::default());
+            assert_eq!(shape(&full), shape(&reduced), "{name}: reductions");
+            assert!(
+                reduced.stats.states <= full.stats.states,
+                "{name}: reductions explored more states"
+            );
+            let switches = |v: &interlock::Verdict| v.trace.as_ref().map(|t| t.context_switches());
+            assert_eq!(switches(&full), switches(&reduced), "{name}: switches");
+            let prints = m.check_with(Options {
+                fingerprints: true,
+                ..Options::full()
+            });
+            assert_eq!(shape(&full), shape(&prints), "{name}: fingerprints");
+            assert_eq!(
+                full.stats.states, prints.stats.states,
+                "{name}: fingerprints"
+            );
+            let two = m.check_with(Options {
+                threads: 2,
+                ..Options::default()
+            });
+            assert_eq!(text(&reduced), text(&two), "{name}: threads");
+            assert_eq!(reduced.stats, two.stats, "{name}: threads");
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Expanding a batch of states on several threads, with results in batch order.
+//!
+//! The only structures threads share are [`Chunks`] (an atomic cursor that hands out ranges
+//! of the batch) and [`Slots`] (one result cell per chunk). The visited set is never shared:
+//! the search's own thread merges the results in order, so the outcome does not depend on
+//! scheduling. Under `cfg(loom)` and `cfg(shuttle)` both types are built on those crates'
+//! primitives and tested under their schedulers (`tests` below).
+
+use std::ops::Range;
+
+#[cfg(loom)]
+use loom::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex};
+#[cfg(all(shuttle, not(loom)))]
+use shuttle::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex};
+#[cfg(not(any(loom, shuttle)))]
+use std::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex};
+
+/// Hands out the chunks of `0..len`, each exactly once, in increasing order.
+#[derive(Debug)]
+pub struct Chunks {
+    next: AtomicUsize,
+    len: usize,
+    size: usize,
+}
+
+impl Chunks {
+    #[must_use]
+    pub fn new(len: usize, size: usize) -> Self {
+        Chunks {
+            next: AtomicUsize::new(0),
+            len,
+            size: size.max(1),
+        }
+    }
+
+    /// How many chunks there are.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.len.div_ceil(self.size)
+    }
+
+    /// The next unclaimed chunk: its number and its range; `None` when all are taken.
+    pub fn claim(&self) -> Option<(usize, Range<usize>)> {
+        let k = self.next.fetch_add(1, Ordering::Relaxed);
+        let start = k.checked_mul(self.size)?;
+        (start < self.len).then(|| (k, start..(start + self.size).min(self.len)))
+    }
+}
+
+/// One result cell per chunk, filled by whichever thread ran the chunk.
+#[derive(Debug)]
+pub struct Slots<T> {
+    cells: Mutex<Vec<Option<T>>>,
+}
+
+impl<T> Slots<T> {
+    #[must_use]
+    pub fn new(n: usize) -> Self {
+        Slots {
+            cells: Mutex::new((0..n).map(|_| None).collect()),
+        }
+    }
+
+    /// Stores chunk `k`'s result. Panics if the chunk already has one (a chunk runs once).
+    pub fn put(&self, k: usize, value: T) {
+        let mut cells = self
+            .cells
+            .lock()
+            .expect("no thread panics holding the slots");
+        assert!(cells[k].is_none(), "chunk {k} ran twice");
+        cells[k] = Some(value);
+    }
+
+    /// Every chunk's result, in chunk order. Panics if a chunk has none.
+    pub fn into_results(self) -> Vec<T> {
+        self.cells
+            .into_inner()
+            .expect("no thread panicked")
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| v.unwrap_or_else(|| panic!("chunk {k} never ran")))
+            .collect()
+    }
+}
+
+/// Runs `f` over `0..len` in chunks of `size` on `threads` threads (the caller's included)
+/// and returns the chunks' results in order.
+#[cfg(not(any(loom, shuttle)))]
+pub fn map_chunks<T, F>(threads: usize, len: usize, size: usize, f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(Range<usize>) -> T + Sync,
+{
+    let chunks = Chunks::new(len, size);
+    if threads <= 1 || chunks.count() <= 1 {
+        return (0..chunks.count())
+            .map(|k| f(k * chunks.size..((k + 1) * chunks.size).min(len)))
+            .collect();
+    }
+    let slots = Slots::new(chunks.count());
+    let work = || {
+        while let Some((k, range)) = chunks.claim() {
+            slots.put(k, f(range));
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads.min(chunks.count()) {
+            scope.spawn(work);
+        }
+        work();
+    });
+    slots.into_results()
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_back_in_order_whatever_the_thread_count() {
+        let one = map_chunks(1, 1000, 7, |r| r.map(|x| x * x).sum::<usize>());
+        for threads in [2, 3, 8] {
+            assert_eq!(
+                map_chunks(threads, 1000, 7, |r| r.map(|x| x * x).sum::<usize>()),
+                one
+            );
+        }
+        assert_eq!(one.len(), 1000usize.div_ceil(7));
+        assert!(map_chunks(2, 0, 7, |r| r.len()).is_empty());
+    }
+}
+
+/// The chunk cursor and the result slots under loom's exhaustive scheduler: with every
+/// interleaving of two and three workers, each chunk runs exactly once and every result
+/// lands in its own slot. Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib
+/// parallel`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+
+    fn workers(threads: usize, len: usize, size: usize) {
+        loom::model(move || {
+            let chunks = Arc::new(Chunks::new(len, size));
+            let slots = Arc::new(Slots::new(chunks.count()));
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (chunks, slots) = (Arc::clone(&chunks), Arc::clone(&slots));
+                    loom::thread::spawn(move || {
+                        while let Some((k, r)) = chunks.claim() {
+                            slots.put(k, r);
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            let slots = Arc::try_unwrap(slots).expect("workers are done");
+            let got = slots.into_results();
+            let want: Vec<_> = (0..chunks.count())
+                .map(|k| k * size..((k + 1) * size).min(len))
+                .collect();
+            assert_eq!(got, want);
+        });
+    }
+
+    #[test]
+    fn two_workers_share_three_chunks() {
+        workers(2, 5, 2);
+    }
+
+    #[test]
+    fn three_workers_share_two_chunks() {
+        workers(3, 4, 2);
+    }
+}
+
+/// The same structures under shuttle's randomized and PCT schedulers, with more workers and
+/// chunks than loom can explore exhaustively. Run with `RUSTFLAGS="--cfg shuttle" cargo test
+/// --release --lib parallel`.
+#[cfg(all(test, shuttle, not(loom)))]
+mod shuttle_tests {
+    use super::*;
+    use shuttle::sync::Arc;
+
+    fn workers(threads: usize, len: usize, size: usize) {
+        let chunks = Arc::new(Chunks::new(len, size));
+        let slots = Arc::new(Slots::new(chunks.count()));
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (chunks, slots) = (Arc::clone(&chunks), Arc::clone(&slots));
+                shuttle::thread::spawn(move || {
+                    while let Some((k, r)) = chunks.claim() {
+                        slots.put(k, r.sum::<usize>());
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let slots = Arc::try_unwrap(slots).expect("workers are done");
+        let got = slots.into_results();
+        let want: Vec<usize> = (0..chunks.count())
+            .map(|k| (k * size..((k + 1) * size).min(len)).sum())
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn eight_workers_random_schedules() {
+        shuttle::check_random(|| workers(8, 100, 3), 2000);
+    }
+
+    #[test]
+    fn six_workers_pct_schedules() {
+        shuttle::check_pct(|| workers(6, 50, 4), 2000, 3);
+    }
+}

@@ -1,0 +1,149 @@
+//! The reductions a search applies to every state it expands: symmetry (one arrangement of
+//! interchangeable processes) and partial-order reduction (a step no one else can observe is
+//! taken alone). Both are off for models with liveness properties.
+
+use super::por::Por;
+use super::symmetry::Symmetry;
+use super::Options;
+use crate::exec::{apply, observe, successors, successors_except, Choice};
+use crate::ir::Model;
+use crate::world::permute::Perm;
+use crate::world::State;
+
+/// The reductions chosen for one search of one model.
+pub struct Reducer<'m> {
+    pub m: &'m Model,
+    sym: Option<Symmetry>,
+    por: Option<Por>,
+}
+
+/// What an expansion found besides the transitions.
+#[derive(Clone, Copy, Debug)]
+pub struct Expansion {
+    /// How many transitions of the unreduced state are progress (process steps, time): none,
+    /// with unfinished processes, is a deadlock.
+    pub progress: usize,
+    /// Partial-order reduction kept one transition of several.
+    pub reduced: bool,
+}
+
+/// Buffers one expanding thread reuses.
+#[derive(Default)]
+pub struct Scratch {
+    mirrors: Vec<bool>,
+    full: Vec<(Choice, State)>,
+}
+
+impl<'m> Reducer<'m> {
+    #[must_use]
+    pub fn new(m: &'m Model, opts: &Options) -> Self {
+        let live = m.properties.iter().any(|p| p.kind.is_liveness());
+        Reducer {
+            m,
+            sym: (opts.symmetry && !live).then(|| Symmetry::of(m)).flatten(),
+            por: (opts.por && !live).then(|| Por::of(m)).flatten(),
+        }
+    }
+
+    /// Whether any reduction is active.
+    #[must_use]
+    pub fn active(&self) -> (bool, bool) {
+        (self.sym.is_some(), self.por.is_some())
+    }
+
+    /// The representative of a state, with the renaming that maps the state to it (`None`:
+    /// the state is its own representative).
+    #[must_use]
+    pub fn canon(&self, s: State) -> (State, Option<Perm>) {
+        match &self.sym {
+            Some(sym) => {
+                let (t, p) = sym.canon(s);
+                (t, (!p.is_identity()).then_some(p))
+            }
+            None => (s, None),
+        }
+    }
+
+    /// The transitions the search takes out of representative `s`, their targets as
+    /// representatives, in choice order. Returns how many transitions of the full
+    /// (unreduced) state are progress (process steps and time): 0 with unfinished processes
+    /// is a deadlock.
+    ///
+    /// With `reduce`, partial-order reduction may keep a single transition (the expansion is
+    /// then `reduced`); the caller must expand again without it when that transition leads
+    /// to a state already visited (the cycle proviso, docs/explorer.md).
+    pub fn expand(
+        &self,
+        s: &State,
+        reduce: bool,
+        sc: &mut Scratch,
+        out: &mut Vec<(Choice, State)>,
+    ) -> Expansion {
+        if let Some(sym) = &self.sym {
+            sym.mirrors(s, &mut sc.mirrors);
+        }
+        let progress = successors_except(self.m, s, &sc.mirrors, &mut sc.full);
+        let ample = match &self.por {
+            Some(p) if reduce => p.ample(self.m, s, &sc.full),
+            _ => None,
+        };
+        out.clear();
+        match ample {
+            Some(k) => out.push(sc.full.swap_remove(k)),
+            None => std::mem::swap(out, &mut sc.full),
+        }
+        if self.sym.is_some() {
+            for (_, n) in out.iter_mut() {
+                *n = self.canon(std::mem::take(n)).0;
+            }
+        }
+        Expansion {
+            progress,
+            reduced: ample.is_some(),
+        }
+    }
+
+    /// Every transition out of representative `s` (no partial-order reduction, mirrors
+    /// included), each with its target's representative and the renaming into it: what the
+    /// fewest-switches pass walks.
+    pub fn expand_all(&self, s: &State, out: &mut Vec<(Choice, State, Option<Perm>)>) {
+        let mut succ = Vec::new();
+        successors(self.m, s, &mut succ);
+        out.clear();
+        for (c, n) in succ {
+            let (t, p) = self.canon(n);
+            out.push((c, t, p));
+        }
+    }
+
+    /// The initial state's representative.
+    #[must_use]
+    pub fn initial(&self) -> State {
+        self.canon(State::initial(self.m)).0
+    }
+
+    /// Turns a path between representatives into the path of the concrete processes, by
+    /// replay: each step's choice is renamed by the renaming that has accumulated so far.
+    /// Returns the path and the renaming from the concrete end state to its representative.
+    #[must_use]
+    pub fn concretize(&self, path: &[Choice]) -> (Vec<Choice>, Perm) {
+        let n = self.m.processes.len();
+        let (mut rep, first) = self.canon(State::initial(self.m));
+        let mut to_rep = first.unwrap_or_else(|| Perm::identity(n));
+        if self.sym.is_none() {
+            return (path.to_vec(), to_rep);
+        }
+        let mut out = Vec::with_capacity(path.len());
+        let mut silent = observe::Silent;
+        for &c in path {
+            out.push(Symmetry::rename(c, &to_rep.inverse()));
+            let next = apply(self.m, &rep, c, &mut silent).expect("the search took this step");
+            let (r, p) = self.canon(next);
+            if let Some(p) = p {
+                to_rep = p.after(&to_rep);
+            }
+            rep = r;
+        }
+        (out, to_rep)
+    }
+}

@@ -1,0 +1,377 @@
+//! Symmetry reduction: processes that run the same program from the same start, placed alike,
+//! are interchangeable, so the search keeps one arrangement of each state.
+//!
+//! The canonical form sorts each class of interchangeable processes by a key that ignores
+//! process identities (the process's own state with every id blanked, plus the roles the world
+//! gives it: lock holder, position in a queue, value of a Redis key). Sorting costs
+//! O(n log n), not n!. Equal keys keep their order, so two states of one orbit may get two
+//! representatives: that costs reduction, never soundness (docs/explorer.md).
+
+use crate::exec::Choice;
+use crate::ir::{Expr, Model, OpKind, SqlStmt};
+use crate::world::permute::Perm;
+use crate::world::process::{Proc, Status, Wait};
+use crate::world::value::{Pid, Value};
+use crate::world::State;
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
+
+/// The classes of interchangeable processes of a model.
+#[derive(Clone, Debug)]
+pub struct Symmetry {
+    /// Classes of two or more processes, each in pid order.
+    classes: Vec<Vec<u16>>,
+    /// `class[p]`: the class of process `p`, if it has one.
+    class: Vec<Option<u16>>,
+    /// Per class, whether each process runs on an instance of its own (which then moves
+    /// with it).
+    private: Vec<bool>,
+    /// `instance[p]`: the instance process `p` runs on.
+    instance: Vec<u16>,
+    instances: usize,
+    mutexes: usize,
+}
+
+impl Symmetry {
+    /// The model's classes; `None` when no two processes are interchangeable or the model
+    /// lets process ids be ordered (an id stored in a table can be a key, sorted, scanned).
+    #[must_use]
+    pub fn of(m: &Model) -> Option<Symmetry> {
+        if m.groups.iter().any(|g| ids_reach_sql(&g.program.ops)) {
+            return None;
+        }
+        let named = named_processes(m);
+        let mut users = vec![0usize; m.instances.len()];
+        for p in &m.processes {
+            users[p.instance] += 1;
+        }
+        let mut classes: Vec<Vec<u16>> = Vec::new();
+        let mut private = Vec::new();
+        let mut class = vec![None; m.processes.len()];
+        for g in 0..m.groups.len() {
+            let members: Vec<usize> = (0..m.processes.len())
+                .filter(|&p| m.processes[p].group == g && !named.contains(&p))
+                .collect();
+            // Members sharing one instance, or each alone on its own, are interchangeable.
+            let own = members.iter().all(|&p| users[m.processes[p].instance] == 1);
+            let mut by_instance: Vec<Vec<u16>> = Vec::new();
+            for &p in &members {
+                let key = if own { 0 } else { m.processes[p].instance + 1 };
+                match by_instance.iter_mut().find(|c| {
+                    let q = c[0] as usize;
+                    (if own { 0 } else { m.processes[q].instance + 1 }) == key
+                }) {
+                    Some(c) => c.push(p as u16),
+                    None => by_instance.push(vec![p as u16]),
+                }
+            }
+            for c in by_instance.into_iter().filter(|c| c.len() > 1) {
+                for &p in &c {
+                    class[p as usize] = Some(classes.len() as u16);
+                }
+                classes.push(c);
+                private.push(own);
+            }
+        }
+        if classes.is_empty() {
+            return None;
+        }
+        Some(Symmetry {
+            classes,
+            class,
+            private,
+            instance: m.processes.iter().map(|p| p.instance as u16).collect(),
+            instances: m.instances.len(),
+            mutexes: m.mutexes.len(),
+        })
+    }
+
+    /// The representative of `s`'s class of states, and the renaming that maps `s` to it.
+    #[must_use]
+    pub fn canon(&self, s: State) -> (State, Perm) {
+        let keys = self.keys(&s);
+        let mut perm = Perm::identity(s.procs.len());
+        for c in &self.classes {
+            let mut sorted = c.clone();
+            sorted.sort_by_key(|&p| keys[p as usize]);
+            for (slot, &p) in c.iter().zip(&sorted) {
+                perm.new[p as usize] = *slot;
+            }
+        }
+        if perm.is_identity() {
+            return (s, perm);
+        }
+        let inst = self.instance_perm(&perm);
+        let t = s.permuted(&perm, &inst, self.mutexes.max(1));
+        (t, perm)
+    }
+
+    /// The renaming of instances that goes with a renaming of processes.
+    fn instance_perm(&self, perm: &Perm) -> Vec<u16> {
+        let mut inst: Vec<u16> = (0..self.instances as u16).collect();
+        for (c, members) in self.classes.iter().enumerate() {
+            if !self.private[c] {
+                continue;
+            }
+            for &p in members {
+                let to = perm.new[p as usize] as usize;
+                inst[self.instance[p as usize] as usize] = self.instance[to];
+            }
+        }
+        inst
+    }
+
+    /// The same transition seen from a renamed state.
+    #[must_use]
+    pub fn rename(c: Choice, perm: &Perm) -> Choice {
+        let f = |p: Pid| perm.apply(p);
+        match c {
+            Choice::Proc(p) => Choice::Proc(f(p)),
+            Choice::Check(p) => Choice::Check(f(p)),
+            Choice::Timeout(p) => Choice::Timeout(f(p)),
+            Choice::Renew(p) => Choice::Renew(f(p)),
+            Choice::Resume(p) => Choice::Resume(f(p)),
+            Choice::Finish(p) => Choice::Finish(f(p)),
+            Choice::Fault { fault, pid } => Choice::Fault { fault, pid: f(pid) },
+            Choice::Drift { fault, pid, ahead } => Choice::Drift {
+                fault,
+                pid: f(pid),
+                ahead,
+            },
+            Choice::Tick | Choice::Replicate(_) | Choice::Failover { .. } | Choice::Jump { .. } => {
+                c
+            }
+        }
+    }
+
+    /// Processes whose transitions mirror an earlier process's in `s`: same class, equal own
+    /// state, and neither named anywhere in the world, so swapping the two maps `s` to
+    /// itself. Their transitions lead to the same representatives and need not be taken.
+    pub fn mirrors(&self, s: &State, out: &mut Vec<bool>) {
+        out.clear();
+        out.resize(s.procs.len(), false);
+        let named = referenced(s);
+        for c in &self.classes {
+            for (i, &p) in c.iter().enumerate() {
+                let p = p as usize;
+                if named[p] {
+                    continue;
+                }
+                out[p] = c[..i].iter().any(|&q| {
+                    let q = q as usize;
+                    !named[q] && s.procs[q] == s.procs[p]
+                });
+            }
+        }
+    }
+
+    /// Per process: a hash of everything about it that does not depend on process names.
+    fn keys(&self, s: &State) -> Vec<u64> {
+        let mut h: Vec<FxHasher> = s
+            .procs
+            .iter()
+            .map(|p| {
+                let mut h = FxHasher::default();
+                own(p).hash(&mut h);
+                h
+            })
+            .collect();
+        roles(s, self.mutexes.max(1), &self.class, &self.private, &mut h);
+        h.into_iter().map(|h| h.finish()).collect()
+    }
+}
+
+/// A process's own state with every process id blanked.
+fn own(p: &Proc) -> Proc {
+    let mut q = p.clone();
+    let blank = |v: &mut Value| {
+        if let Value::Pid(_) = v {
+            *v = Value::Pid(Pid(u16::MAX));
+        }
+    };
+    q.locals.iter_mut().for_each(blank);
+    if let Some(c) = &mut q.candidates {
+        c.iter_mut().for_each(blank);
+    }
+    q.reads.iter_mut().for_each(|(_, v)| blank(v));
+    if let Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) = &mut q.status {
+        blank(key);
+    }
+    q
+}
+
+/// Mixes into each process's hash the places the world names it, in the world's own order
+/// (which does not depend on names): mutexes, row locks and queues, pending changes, gap
+/// locks, Redis values.
+fn roles(s: &State, per: usize, class: &[Option<u16>], private: &[bool], h: &mut [FxHasher]) {
+    let mut mark = |p: Pid, role: &dyn Fn(&mut FxHasher)| role(&mut h[p.index()]);
+    for (i, l) in s.mutexes.iter().enumerate() {
+        // A private instance's mutex moves with its process: name it by its place only.
+        let k = i % per;
+        if let Some(hd) = l.holder {
+            let private_inst = class[hd.index()].is_some_and(|c| private[c as usize]);
+            let at = if private_inst { k } else { i };
+            mark(hd, &|h| (1u8, at).hash(h));
+        }
+        for (pos, &q) in l.queue.iter().enumerate() {
+            mark(q, &|h| (2u8, i, pos).hash(h));
+        }
+    }
+    for (t, rows) in s.db.tables.iter().enumerate() {
+        for r in rows {
+            for (pos, &(p, mode)) in r.locks.held.iter().enumerate() {
+                mark(p, &|h| (3u8, t, r.key, pos, mode).hash(h));
+            }
+            for (pos, &(p, mode)) in r.locks.queue.iter().enumerate() {
+                mark(p, &|h| (4u8, t, r.key, pos, mode).hash(h));
+            }
+            if let Some((p, v)) = &r.pending {
+                mark(*p, &|h| (5u8, t, r.key, v).hash(h));
+            }
+        }
+    }
+    for g in &s.db.gaps {
+        mark(g.owner, &|h| (6u8, g.table).hash(h));
+    }
+    for (n, node) in s.redis.iter().enumerate() {
+        for k in &node.keys {
+            if let Value::Pid(p) = k.value {
+                mark(p, &|h| (7u8, n, k.name, k.ttl).hash(h));
+            }
+        }
+        for (pos, w) in node.backlog.iter().enumerate() {
+            if let Some((Value::Pid(p), ttl)) = w.state {
+                mark(p, &|h| (8u8, n, pos, w.key, ttl).hash(h));
+            }
+        }
+    }
+}
+
+/// Which processes the world names: in a lock, a queue, a value, another's locals.
+fn referenced(s: &State) -> Vec<bool> {
+    let mut named = vec![false; s.procs.len()];
+    let mut v = |x: Value| {
+        if let Value::Pid(p) = x {
+            named[p.index()] = true;
+        }
+    };
+    for p in &s.procs {
+        p.locals.iter().for_each(|&x| v(x));
+        p.candidates.iter().flatten().for_each(|&x| v(x));
+        p.reads.iter().for_each(|&(_, x)| v(x));
+        if let Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) = p.status {
+            v(key);
+        }
+    }
+    for node in &s.redis {
+        node.keys.iter().for_each(|k| v(k.value));
+        node.backlog
+            .iter()
+            .filter_map(|w| w.state)
+            .for_each(|(x, _)| v(x));
+    }
+    let mut pid = |p: Pid| named[p.index()] = true;
+    for l in &s.mutexes {
+        l.holder
+            .into_iter()
+            .chain(l.queue.iter().copied())
+            .for_each(&mut pid);
+    }
+    for rows in &s.db.tables {
+        for r in rows {
+            r.locks
+                .held
+                .iter()
+                .chain(&r.locks.queue)
+                .for_each(|&(p, _)| pid(p));
+            if let Some((p, _)) = r.pending {
+                pid(p);
+            }
+        }
+    }
+    s.db.gaps.iter().for_each(|g| pid(g.owner));
+    named
+}
+
+/// Processes a property names one by one (`status(buyer[0], …)`, `no_starvation buyer[0]`):
+/// they leave their class.
+fn named_processes(m: &Model) -> Vec<usize> {
+    let mut out = Vec::new();
+    for p in &m.properties {
+        for e in std::iter::once(&p.expr).chain(p.then.as_ref()) {
+            walk(e, &mut |x| {
+                if let Expr::Status { pid, .. } = x {
+                    out.push(pid.index());
+                }
+            });
+        }
+    }
+    out
+}
+
+/// Whether a program can put a process id into SQL (`insert … values ($me)`, `where owner =
+/// $me`): rows could then be keyed, sorted and scanned by ids, which is not symmetric. A
+/// local may hold an id when it is set from `$me`, from such a local, or from a Redis reply.
+fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
+    let mut ids: Vec<u16> = Vec::new();
+    let mentions = |e: &Expr, ids: &[u16]| {
+        let mut yes = false;
+        walk(e, &mut |x| {
+            yes |= matches!(x, Expr::Me) || matches!(x, Expr::Local(l) if ids.contains(l));
+        });
+        yes
+    };
+    let mut flat: Vec<&crate::ir::Op> = Vec::new();
+    for op in ops {
+        flat.push(op);
+        if let OpKind::Atomic { body, .. } = &op.kind {
+            flat.extend(body);
+        }
+    }
+    loop {
+        let before = ids.len();
+        for op in &flat {
+            let set = match &op.kind {
+                OpKind::Assign { local, expr } if mentions(expr, &ids) => Some(*local),
+                OpKind::Redis { into, .. } | OpKind::AwaitRedis { into, .. } => *into,
+                _ => None,
+            };
+            if let Some(l) = set.filter(|l| !ids.contains(l)) {
+                ids.push(l);
+            }
+        }
+        if ids.len() == before {
+            break;
+        }
+    }
+    flat.iter().any(|op| {
+        let OpKind::Sql { stmt, .. } = &op.kind else {
+            return false;
+        };
+        let mut exprs: Vec<&Expr> = Vec::new();
+        match stmt {
+            SqlStmt::Select { filter, .. } | SqlStmt::Delete { filter, .. } => {
+                exprs.extend(filter);
+            }
+            SqlStmt::Update { sets, filter, .. } => {
+                exprs.extend(sets.iter().map(|(_, e)| e));
+                exprs.extend(filter);
+            }
+            SqlStmt::Insert { values, .. } => exprs.extend(values),
+            _ => {}
+        }
+        exprs.iter().any(|e| mentions(e, &ids))
+    })
+}
+
+fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match e {
+        Expr::Unary(_, a) => walk(a, f),
+        Expr::Binary(_, a, b) => {
+            walk(a, f);
+            walk(b, f);
+        }
+        _ => {}
+    }
+}

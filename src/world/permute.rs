@@ -1,0 +1,195 @@
+//! Renaming processes: a state with its processes permuted, every process id held anywhere in
+//! the world (lock holders and queues, pending row changes, gap locks, Redis values, locals)
+//! renamed to match. Symmetry reduction stores one arrangement per class of states.
+
+use super::db::{Db, GapRange};
+use super::process::{Proc, Wait};
+use super::redis::Redis;
+use super::value::{Pid, Value};
+use super::State;
+
+/// A renaming of processes: `new[old]` is the new id of process `old`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Perm {
+    pub new: Vec<u16>,
+}
+
+impl Perm {
+    #[must_use]
+    pub fn identity(n: usize) -> Self {
+        Perm {
+            new: (0..n as u16).collect(),
+        }
+    }
+
+    #[must_use]
+    pub fn is_identity(&self) -> bool {
+        self.new.iter().enumerate().all(|(i, &n)| i == n as usize)
+    }
+
+    #[must_use]
+    pub fn apply(&self, p: Pid) -> Pid {
+        Pid(self.new[p.index()])
+    }
+
+    #[must_use]
+    pub fn inverse(&self) -> Perm {
+        let mut new = vec![0; self.new.len()];
+        for (old, &n) in self.new.iter().enumerate() {
+            new[n as usize] = old as u16;
+        }
+        Perm { new }
+    }
+
+    /// `self` after `first`: the renaming that applies `first`, then `self`.
+    #[must_use]
+    pub fn after(&self, first: &Perm) -> Perm {
+        Perm {
+            new: first.new.iter().map(|&m| self.new[m as usize]).collect(),
+        }
+    }
+
+    fn value(&self, v: Value) -> Value {
+        match v {
+            Value::Pid(p) => Value::Pid(self.apply(p)),
+            other => other,
+        }
+    }
+
+    fn values(&self, vs: &mut [Value]) {
+        for v in vs {
+            *v = self.value(*v);
+        }
+    }
+}
+
+impl State {
+    /// The same state with process `p` renamed `perm.new[p]`; `instances` renames the
+    /// service instances the same way (a process's private instance moves with it), as
+    /// `new[old]` over instance ids.
+    #[must_use]
+    pub fn permuted(&self, perm: &Perm, instances: &[u16], mutexes_per_instance: usize) -> State {
+        let mut procs = self.procs.clone();
+        for (old, p) in self.procs.iter().enumerate() {
+            let mut q = p.clone();
+            proc_values(perm, &mut q);
+            procs[perm.new[old] as usize] = q;
+        }
+        let mut mutexes = self.mutexes.clone();
+        let per = mutexes_per_instance;
+        for (i, l) in self.mutexes.iter().enumerate() {
+            let (inst, k) = (i / per, i % per);
+            let mut l = l.clone();
+            l.holder = l.holder.map(|h| perm.apply(h));
+            l.queue.iter_mut().for_each(|q| *q = perm.apply(*q));
+            mutexes[instances[inst] as usize * per + k] = l;
+        }
+        State {
+            procs,
+            db: db(perm, &self.db),
+            redis: self.redis.iter().map(|r| redis(perm, r)).collect(),
+            mutexes,
+            ..self.clone_world_scalars()
+        }
+    }
+
+    /// The parts of a state that hold no process id.
+    fn clone_world_scalars(&self) -> State {
+        State {
+            procs: Vec::new(),
+            db: Db::default(),
+            redis: Vec::new(),
+            primary: self.primary.clone(),
+            epochs: self.epochs.clone(),
+            mutexes: Vec::new(),
+            ghosts: self.ghosts.clone(),
+            faults_used: self.faults_used.clone(),
+            clock: self.clock,
+        }
+    }
+}
+
+fn proc_values(perm: &Perm, p: &mut Proc) {
+    perm.values(&mut p.locals);
+    if let Some(c) = &mut p.candidates {
+        perm.values(c);
+    }
+    for (_, v) in &mut p.reads {
+        *v = perm.value(*v);
+    }
+    if let super::process::Status::Waiting(w) = &mut p.status {
+        match w {
+            Wait::Row { key, .. } | Wait::Gap { key, .. } => *key = perm.value(*key),
+            Wait::Mutex(_) | Wait::Replicas { .. } | Wait::Await { .. } => {}
+        }
+    }
+}
+
+fn db(perm: &Perm, d: &Db) -> Db {
+    let mut d = d.clone();
+    for rows in &mut d.tables {
+        let mut rekeyed = false;
+        for r in rows.iter_mut() {
+            let key = perm.value(r.key);
+            rekeyed |= key != r.key;
+            r.key = key;
+            for (_, v) in &mut r.versions {
+                if let Some(v) = v {
+                    perm.values(v);
+                }
+            }
+            if let Some((owner, v)) = &mut r.pending {
+                *owner = perm.apply(*owner);
+                if let Some(v) = v {
+                    perm.values(v);
+                }
+            }
+            for (h, _) in r.locks.held.iter_mut().chain(r.locks.queue.iter_mut()) {
+                *h = perm.apply(*h);
+            }
+        }
+        if rekeyed {
+            rows.sort_by_key(|r| r.key);
+        }
+    }
+    for g in &mut d.gaps {
+        g.owner = perm.apply(g.owner);
+        match &mut g.range {
+            GapRange::All => {}
+            GapRange::Between(lo, hi) => {
+                *lo = lo.map(|v| perm.value(v));
+                *hi = hi.map(|v| perm.value(v));
+            }
+            GapRange::Value { value, .. } => *value = perm.value(*value),
+        }
+    }
+    d.gaps.sort();
+    d
+}
+
+fn redis(perm: &Perm, r: &Redis) -> Redis {
+    let mut r = r.clone();
+    for k in &mut r.keys {
+        k.value = perm.value(k.value);
+    }
+    for w in &mut r.backlog {
+        if let Some((v, _)) = &mut w.state {
+            *v = perm.value(*v);
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse_and_composition() {
+        let p = Perm { new: vec![2, 0, 1] };
+        assert!(p.inverse().after(&p).is_identity());
+        assert!(p.after(&p.inverse()).is_identity());
+        assert_eq!(p.after(&p).new, vec![1, 2, 0]);
+        assert_eq!(p.apply(Pid(0)), Pid(2));
+    }
+}

@@ -161,8 +161,20 @@ impl Model {
     /// Explores every interleaving within the bounds of `opts`.
     #[must_use]
     pub fn check_with(&self, opts: Options) -> Verdict {
+        self.check_monitored(opts, &mut |_| None)
+    }
+
+    /// As [`Model::check_with`], calling `monitor` with the search's progress every few
+    /// thousand states; it may end the search with a bound (a time or memory limit), which
+    /// gives an incomplete verdict.
+    #[must_use]
+    pub fn check_monitored(
+        &self,
+        opts: Options,
+        monitor: &mut dyn FnMut(&explore::Progress) -> Option<explore::Bound>,
+    ) -> Verdict {
         let started = std::time::Instant::now();
-        let (outcome, stats) = explore::explore(&self.ir, opts);
+        let (outcome, stats) = explore::explore_with(&self.ir, opts, monitor);
         let seconds = started.elapsed().as_secs_f64();
         let trace = match &outcome {
             explore::Outcome::Failed {

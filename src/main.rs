@@ -58,6 +58,8 @@ enum Command {
         /// Run against this database flavour instead of the ones the file names.
         #[arg(long, value_enum)]
         db: Option<Db>,
+        #[command(flatten)]
+        search: SearchArgs,
     },
     /// Time the search of each model: median of several runs, states per second.
     Bench {
@@ -66,12 +68,63 @@ enum Command {
         /// Runs per model; the median is reported.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+        #[command(flatten)]
+        search: SearchArgs,
     },
     /// List models: file, expectation and title.
     List {
         /// Files or folders; default `models`.
         paths: Vec<PathBuf>,
     },
+}
+
+/// How to search (docs/explorer.md).
+#[derive(clap::Args, Clone, Copy)]
+struct SearchArgs {
+    /// Reductions: `all` (symmetry and partial-order; the default), `symmetry`, `por` or
+    /// `none`. Models with liveness properties are always searched without.
+    #[arg(long, value_enum, default_value_t = Reduce::All)]
+    reduce: Reduce,
+    /// Threads expanding each layer; default: every core. Output does not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Keep 64-bit fingerprints of visited states instead of the states (much less memory;
+    /// the chance of a missed state is printed).
+    #[arg(long)]
+    fingerprints: bool,
+    /// Stop (verdict: incomplete) after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    time_limit: Option<u64>,
+    /// Stop (verdict: incomplete) once the process uses this many MiB.
+    #[arg(long, value_name = "MIB")]
+    max_memory: Option<u64>,
+    /// No live progress line (it is shown on a terminal only, and not with --quiet).
+    #[arg(long)]
+    no_progress: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Reduce {
+    All,
+    Symmetry,
+    Por,
+    None,
+}
+
+impl SearchArgs {
+    fn options(&self, max_states: Option<usize>, max_depth: Option<usize>) -> Options {
+        let threads = self.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        Options {
+            max_states,
+            max_depth,
+            symmetry: matches!(self.reduce, Reduce::All | Reduce::Symmetry),
+            por: matches!(self.reduce, Reduce::All | Reduce::Por),
+            threads: threads.max(1),
+            fingerprints: self.fingerprints,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -107,16 +160,27 @@ fn main() -> ExitCode {
             max_states,
             max_depth,
             db,
+            search,
         } => {
-            let opts = Options {
-                max_states,
-                max_depth,
-                ..Options::default()
-            };
-            check(&paths, format, quiet, opts, db.map(Db::flavour))
+            if search.threads == Some(0) {
+                eprintln!(
+                    "error: --threads must be at least 1\n  hint: leave it out to use every core"
+                );
+                return ExitCode::from(2);
+            }
+            let opts = search.options(max_states, max_depth);
+            let watch = Watch::new(&search, !quiet && format == Format::Text);
+            check(&paths, format, quiet, opts, db.map(Db::flavour), &watch)
         }
         Command::List { paths } => list(&paths),
-        Command::Bench { paths, repeat } => bench(&paths, repeat.max(1)),
+        Command::Bench {
+            paths,
+            repeat,
+            search,
+        } => {
+            let watch = Watch::new(&search, false);
+            bench(&paths, repeat.max(1), search.options(None, None), &watch)
+        }
     }
 }
 
@@ -165,6 +229,7 @@ fn check(
     quiet: bool,
     opts: Options,
     db: Option<Flavour>,
+    watch: &Watch,
 ) -> ExitCode {
     let files = match model_files(paths) {
         Ok(f) => f,
@@ -184,7 +249,7 @@ fn check(
                         (true, Some(fl)) => format!("{shown} [{}]", fl.name()),
                         _ => shown.clone(),
                     };
-                    let v = m.check_with(opts);
+                    let v = watch.check(&m, opts, &label);
                     let alone = files.len() == 1 && !several;
                     if format == Format::Text && !quiet && (alone || v.trace.is_some() || !v.met())
                     {
@@ -325,7 +390,7 @@ fn list(paths: &[PathBuf]) -> ExitCode {
     }
 }
 
-fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
+fn bench(paths: &[PathBuf], repeat: usize, opts: Options, watch: &Watch) -> ExitCode {
     let files = match model_files(paths) {
         Ok(f) => f,
         Err(e) => {
@@ -333,6 +398,17 @@ fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    outln!(
+        "threads: {}; reductions: {}{}{}",
+        opts.threads,
+        if opts.symmetry { "symmetry " } else { "" },
+        if opts.por { "por" } else { "" },
+        if opts.symmetry || opts.por {
+            ""
+        } else {
+            "none"
+        }
+    );
     outln!(
         "{:<48}  {:>10}  {:>12}  {:>9}  {:>12}",
         "model",
@@ -349,7 +425,9 @@ fn bench(paths: &[PathBuf], repeat: usize) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let runs: Vec<Verdict> = (0..repeat).map(|_| m.check()).collect();
+        let runs: Vec<Verdict> = (0..repeat)
+            .map(|_| watch.check(&m, opts, &f.display().to_string()))
+            .collect();
         let mut secs: Vec<f64> = runs.iter().map(|v| v.seconds).collect();
         secs.sort_by(f64::total_cmp);
         let median = secs[secs.len() / 2];
@@ -373,4 +451,74 @@ fn expectation(e: &interlock::ir::Expect) -> String {
         interlock::ir::Expect::Deadlock => "deadlock".to_string(),
         interlock::ir::Expect::Unstated => "nothing stated".to_string(),
     }
+}
+
+/// The CLI's side of a running search: the live progress line and the limits that need the
+/// wall clock or the process's memory, which the engine core never reads.
+struct Watch {
+    time_limit: Option<u64>,
+    max_memory: Option<u64>,
+    progress: bool,
+}
+
+impl Watch {
+    fn new(args: &SearchArgs, wanted: bool) -> Self {
+        use std::io::IsTerminal;
+        Watch {
+            time_limit: args.time_limit,
+            max_memory: args.max_memory,
+            progress: wanted && !args.no_progress && std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn check(&self, m: &Model, opts: Options, label: &str) -> Verdict {
+        let started = std::time::Instant::now();
+        let bar = self.progress.then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {prefix} {msg}")
+                    .expect("a valid template"),
+            );
+            bar.set_prefix(label.to_string());
+            bar
+        });
+        let mut last = 0.0f64;
+        let v = m.check_monitored(opts, &mut |p| {
+            let secs = started.elapsed().as_secs_f64();
+            let rss = rss_mib();
+            if let Some(bar) = &bar {
+                let rate = p.states as f64 / secs.max(1e-3);
+                bar.set_message(format!(
+                    "{} states, {:.0}/s, depth {}, queue {}, {} MiB",
+                    p.states,
+                    rate,
+                    p.depth,
+                    p.queue,
+                    rss.map_or_else(|| "?".to_string(), |m| m.to_string())
+                ));
+                if secs - last > 0.1 {
+                    bar.tick();
+                    last = secs;
+                }
+            }
+            if let Some(limit) = self.time_limit.filter(|&t| secs >= t as f64) {
+                return Some(interlock::explore::Bound::TimeLimit(limit));
+            }
+            let used = rss.unwrap_or((p.store_bytes >> 20) as u64);
+            self.max_memory
+                .filter(|&max| used >= max)
+                .map(interlock::explore::Bound::MaxMemory)
+        });
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        v
+    }
+}
+
+/// The resident memory of this process in MiB, where the system tells it (Linux).
+fn rss_mib() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some((pages * 4096) >> 20)
 }

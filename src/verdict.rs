@@ -70,10 +70,23 @@ impl Verdict {
         let m = &self.model;
         let mut out = String::new();
         let st = self.stats;
-        let counts = format!(
-            "{} states, {} transitions, depth {}, {:.2} s",
-            st.states, st.transitions, st.depth, self.seconds
+        let mut counts = format!(
+            "{} states, {} transitions, depth {}",
+            st.states, st.transitions, st.depth
         );
+        counts.push_str(match (st.symmetry, st.por && st.ample > 0) {
+            (true, true) => ", symmetry and partial-order reduction",
+            (true, false) => ", symmetry reduction",
+            (false, true) => ", partial-order reduction",
+            (false, false) => "",
+        });
+        if st.fingerprints {
+            counts.push_str(&format!(
+                ", fingerprints (chance of a missed state < {:.1e})",
+                crate::explore::collision_probability(st.states).max(f64::MIN_POSITIVE)
+            ));
+        }
+        counts.push_str(&format!(", {:.2} s", self.seconds));
         match (&self.outcome, &self.trace) {
             (Outcome::Failed { failure, .. }, Some(t)) => {
                 let what = match failure {

@@ -63,6 +63,21 @@ pub fn explore_with(
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
 ) -> (Outcome, Stats) {
+    let (outcome, stats) = search(m, opts, monitor);
+    // Partial-order reduction keeps some path to every failure, not every shortest one: the
+    // counterexample comes from a search without it (symmetry keeps shortest paths).
+    if stats.por && matches!(outcome, Outcome::Failed { .. }) {
+        let opts = Options { por: false, ..opts };
+        return search(m, opts, monitor);
+    }
+    (outcome, stats)
+}
+
+fn search(
+    m: &Model,
+    opts: Options,
+    monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
+) -> (Outcome, Stats) {
     let live = m.properties.iter().any(|p| p.kind.is_liveness());
     let r = Reducer::new(m, &opts);
     let (symmetry, por) = r.active();
@@ -177,6 +192,8 @@ impl Bfs<'_, '_> {
             };
             self.r
                 .expand(&s, false, &mut Scratch::default(), &mut e.succ);
+        } else if e.exp.reduced {
+            self.stats.ample += 1;
         }
         self.stats.transitions += e.succ.len();
         if let Some(edges) = &mut self.edges {

@@ -114,6 +114,8 @@ pub struct Stats {
     /// Which reductions the search applied (a model with liveness properties gets none).
     pub symmetry: bool,
     pub por: bool,
+    /// States partial-order reduction expanded by one step only.
+    pub ample: usize,
     /// Visited states were kept as 64-bit fingerprints ([`collision_probability`]).
     pub fingerprints: bool,
 }

@@ -1,17 +1,271 @@
-//! Partial-order reduction (placeholder while the explorer is rebuilt; filled in below).
+//! Partial-order reduction by singleton ample sets: when a process's next step touches only
+//! what is private to it — a Redis key no other process names, the mutex of an instance it
+//! runs alone on, its own locals and timers — and no property can see it, that step is taken
+//! alone and its interleavings with every other step are skipped.
+//!
+//! Soundness for invariants, `final` properties and deadlocks (docs/explorer.md, "Partial-
+//! order reduction"): the step is independent of every transition another process or the
+//! environment can take while it waits (C1), invisible to every property (C2), and the search
+//! takes it alone only when it leads to a state not visited yet (the cycle proviso C3, in
+//! `bfs`). Liveness models are searched without it.
 
-use crate::exec::Choice;
-use crate::ir::Model;
+use crate::exec::observe::{Event, Record};
+use crate::exec::{step, Choice};
+use crate::ir::{Expr, FaultKind, Model, OpKind, RedisCmd, Timing};
+use crate::world::process::Status;
+use crate::world::value::{Pid, Sym};
 use crate::world::State;
 
-pub struct Por;
+/// What is private to whom, computed once per model.
+#[derive(Debug)]
+pub struct Por {
+    /// Per process: whether its steps may be taken alone at all (no fault can strike it or
+    /// its instance, no property reads its status).
+    eligible: Vec<bool>,
+    /// Per process: the Redis keys only it names.
+    keys: Vec<Vec<Sym>>,
+    /// Per process: it runs alone on its instance, so its mutexes are its own.
+    alone: Vec<bool>,
+    /// Per process and program position: whether a step starting there can be private at
+    /// all (a static over-approximation; `ample` confirms it by running the step).
+    may: Vec<Vec<bool>>,
+}
 
 impl Por {
-    pub fn of(_m: &Model) -> Option<Por> {
-        None
+    /// `None` when no step of the model can ever be private (then the reduction costs
+    /// nothing), or when time may pass between any two steps (`timing async`).
+    #[must_use]
+    pub fn of(m: &Model) -> Option<Por> {
+        if m.timing == Timing::Async {
+            return None;
+        }
+        let n = m.processes.len();
+        let mut on_instance = vec![0usize; m.instances.len()];
+        for p in &m.processes {
+            on_instance[p.instance] += 1;
+        }
+        let alone: Vec<bool> = m
+            .processes
+            .iter()
+            .map(|p| on_instance[p.instance] == 1)
+            .collect();
+        let struck: Vec<bool> = (0..n).map(|p| struck(m, p)).collect();
+        let watched = watched(m);
+        let eligible: Vec<bool> = (0..n)
+            .map(|p| {
+                let instance = m.processes[p].instance;
+                let faulted = (0..n).any(|q| m.processes[q].instance == instance && struck[q]);
+                !faulted
+                    && !watched.pids.contains(&p)
+                    && !watched.groups.contains(&m.processes[p].group)
+            })
+            .collect();
+        let named: Vec<Vec<Sym>> = (0..n).map(|p| keys_named(m, p)).collect();
+        let server_env = m.redis.iter().any(|r| r.replicas > 0)
+            || m.faults.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    FaultKind::Failover { .. } | FaultKind::ClockJump { .. }
+                )
+            });
+        let keys: Vec<Vec<Sym>> = (0..n)
+            .map(|p| {
+                if server_env {
+                    return Vec::new();
+                }
+                named[p]
+                    .iter()
+                    .copied()
+                    .filter(|k| !watched.keys.contains(k))
+                    .filter(|k| (0..n).all(|q| q == p || !named[q].contains(k)))
+                    .collect()
+            })
+            .collect();
+        let may: Vec<Vec<bool>> = (0..n)
+            .map(|p| {
+                let ops = &m.groups[m.processes[p].group].program.ops;
+                let allowed = |op: &crate::ir::Op| allowed(op, &keys[p], alone[p]);
+                (0..ops.len())
+                    .map(|pc| eligible[p] && may_be_private(ops, pc, &allowed))
+                    .collect()
+            })
+            .collect();
+        let useful = may.iter().any(|v| v.iter().any(|&b| b));
+        useful.then_some(Por {
+            eligible,
+            keys,
+            alone,
+            may,
+        })
     }
 
-    pub fn ample(&self, _m: &Model, _s: &State, _succ: &[(Choice, State)]) -> Option<usize> {
-        None
+    /// The index in `succ` (the transitions of `s`, in choice order) of a step that may be
+    /// taken alone, if any: the first eligible process whose next step is private.
+    #[must_use]
+    pub fn ample(&self, m: &Model, s: &State, succ: &[(Choice, State)]) -> Option<usize> {
+        succ.iter().position(|(c, n)| match *c {
+            Choice::Proc(p) => {
+                self.eligible[p.index()]
+                    && self.may[p.index()][s.procs[p.index()].pc as usize]
+                    && !matches!(n.procs[p.index()].status, Status::Failed(_))
+                    && self.private_step(m, s, p)
+            }
+            _ => false,
+        })
+    }
+
+    /// Whether `p`'s next step in `s` touches nothing but what is private to `p`: replays
+    /// the step with a recording observer and accepts only the events listed here.
+    fn private_step(&self, m: &Model, s: &State, p: Pid) -> bool {
+        let mut rec = Record::default();
+        if step::step(m, s, p, &mut rec).is_none() {
+            return false;
+        }
+        let key = |k: &Sym| self.keys[p.index()].contains(k);
+        rec.events.iter().all(|e| match e {
+            Event::At { .. } | Event::Delay { .. } | Event::Finished { .. } => true,
+            Event::Redis { cmd, .. } => {
+                !matches!(cmd, RedisCmd::Wait { .. } | RedisCmd::GetReplica { .. })
+                    && key(&cmd.key())
+            }
+            Event::KeySet { key: k, .. }
+            | Event::KeyTtl { key: k, .. }
+            | Event::KeyDeleted { key: k, .. }
+            | Event::KeyExpired { key: k, .. } => key(k),
+            Event::Lock { .. } | Event::Unlock { .. } => self.alone[p.index()],
+            _ => false,
+        })
+    }
+}
+
+/// Whether a visible operation can be part of a private step of a process whose private
+/// keys are `keys` (and that runs alone on its instance if `alone`).
+fn allowed(op: &crate::ir::Op, keys: &[Sym], alone: bool) -> bool {
+    let cmd_ok = |cmd: &RedisCmd| {
+        !matches!(cmd, RedisCmd::Wait { .. } | RedisCmd::GetReplica { .. })
+            && keys.contains(&cmd.key())
+    };
+    match &op.kind {
+        OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => cmd_ok(cmd),
+        OpKind::Atomic { body, .. } => body.iter().all(|b| match &b.kind {
+            OpKind::Redis { cmd, .. } => cmd_ok(cmd),
+            OpKind::SetGhost { .. } | OpKind::WatchdogStart { .. } | OpKind::WatchdogStop => false,
+            _ => true,
+        }),
+        OpKind::Lock { .. } | OpKind::Unlock { .. } => alone,
+        _ => false,
+    }
+}
+
+/// Whether a step starting at `pc` can touch only private things: every operation it may
+/// run — local code, at most one visible operation, local code up to a delay or the next
+/// visible operation — is allowed.
+fn may_be_private(
+    ops: &[crate::ir::Op],
+    pc: usize,
+    allowed: &dyn Fn(&crate::ir::Op) -> bool,
+) -> bool {
+    let mut todo = vec![(pc, false)];
+    let mut seen = vec![[false; 2]; ops.len() + 1];
+    while let Some((i, after)) = todo.pop() {
+        if i >= ops.len() || seen[i][usize::from(after)] {
+            continue;
+        }
+        seen[i][usize::from(after)] = true;
+        let op = &ops[i];
+        if op.kind.is_visible() {
+            if after {
+                continue; // the step ends before a second visible operation
+            }
+            if !allowed(op) {
+                return false;
+            }
+            // Where a visible operation goes next depends on its reply: any later op.
+            todo.push((i + 1, true));
+            if let OpKind::Sql { .. } = op.kind {
+                return false;
+            }
+            continue;
+        }
+        match &op.kind {
+            OpKind::Assign { .. } => todo.push((i + 1, after)),
+            OpKind::Jump(t) => todo.push((*t as usize, after)),
+            OpKind::JumpUnless { target, .. } => {
+                todo.push((i + 1, after));
+                todo.push((*target as usize, after));
+            }
+            OpKind::Return { .. } | OpKind::Work { .. } | OpKind::Sleep { .. } => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether some fault may strike process `p` (crash, hang, pause, lost reply, drift).
+fn struck(m: &Model, p: usize) -> bool {
+    m.faults.iter().any(|f| {
+        f.group == m.processes[p].group
+            && !matches!(
+                f.kind,
+                FaultKind::Failover { .. } | FaultKind::ClockJump { .. }
+            )
+    })
+}
+
+/// What the properties read.
+#[derive(Default)]
+struct Watched {
+    pids: Vec<usize>,
+    groups: Vec<usize>,
+    keys: Vec<Sym>,
+}
+
+fn watched(m: &Model) -> Watched {
+    let mut w = Watched::default();
+    for p in &m.properties {
+        for e in std::iter::once(&p.expr).chain(p.then.as_ref()) {
+            walk(e, &mut |x| match x {
+                Expr::Status { pid, .. } => w.pids.push(pid.index()),
+                Expr::Count { group, .. } => w.groups.push(*group as usize),
+                Expr::Key(k) => w.keys.push(*k),
+                _ => {}
+            });
+        }
+    }
+    w
+}
+
+/// Every Redis key process `p`'s program names (commands, scripts, `await`, watchdogs).
+fn keys_named(m: &Model, p: usize) -> Vec<Sym> {
+    let mut out = Vec::new();
+    let add = |ops: &[crate::ir::Op], out: &mut Vec<Sym>| {
+        for op in ops {
+            match &op.kind {
+                OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => out.push(cmd.key()),
+                OpKind::WatchdogStart { key, .. } => out.push(*key),
+                OpKind::Atomic { body, .. } => {
+                    for b in body {
+                        if let OpKind::Redis { cmd, .. } = &b.kind {
+                            out.push(cmd.key());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+    add(&m.groups[m.processes[p].group].program.ops, &mut out);
+    out
+}
+
+fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match e {
+        Expr::Unary(_, a) => walk(a, f),
+        Expr::Binary(_, a, b) => {
+            walk(a, f);
+            walk(b, f);
+        }
+        _ => {}
     }
 }

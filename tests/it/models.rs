@@ -229,7 +229,11 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
             t.map(|t| t.loop_start),
         )
     };
-    for path in all_models() {
+    // models/scale holds the 100-buyer exercise: far beyond a search without reductions.
+    for path in all_models()
+        .into_iter()
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "scale"))
+    {
         let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
         for m in model.variants().expect("variants") {
             let name = format!("{} ({:?})", path.display(), m.flavour());

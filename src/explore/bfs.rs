@@ -4,7 +4,7 @@
 use super::parallel::map_chunks;
 use super::properties::{check, rank, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
-use super::store::Store;
+use super::store::{pack, unpack, Packed, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
 use crate::exec::Choice;
 use crate::ir::Model;
@@ -15,11 +15,12 @@ const BATCH: usize = 4096;
 /// States per chunk a thread claims at a time.
 const CHUNK: usize = 64;
 
-/// What one state's expansion produced, computed off the search's thread.
+/// What one state's expansion produced, computed off the search's thread: each successor
+/// packed, with the properties it breaks.
 struct Expanded {
     exp: Expansion,
     finished: bool,
-    succ: Vec<(Choice, State)>,
+    succ: Vec<(Choice, Packed, Vec<Failure>)>,
 }
 
 struct Bfs<'m, 'f> {
@@ -27,14 +28,13 @@ struct Bfs<'m, 'f> {
     opts: Options,
     store: Store,
     /// Fingerprint mode: the states of the layer being expanded and of the next one.
-    frontier: Vec<State>,
-    next: Vec<State>,
+    frontier: Vec<Packed>,
+    next: Vec<Packed>,
     /// Per state (by index): the state it was found from and how.
     parents: Vec<(u32, Choice)>,
     /// Where each layer starts, by state index; the last entry is where the next one starts.
     bounds: Vec<usize>,
     found: Vec<(Failure, u32)>,
-    fails: Vec<Failure>,
     /// With liveness properties: every edge, by source state.
     edges: Option<Vec<Vec<(Choice, u32)>>>,
     stats: Stats,
@@ -90,7 +90,6 @@ fn search(
         parents: Vec::new(),
         bounds: vec![0, 1],
         found: Vec::new(),
-        fails: Vec::new(),
         edges: live.then(Vec::new),
         stats: Stats {
             symmetry,
@@ -108,7 +107,8 @@ fn search(
 impl Bfs<'_, '_> {
     fn run(&mut self) -> Outcome {
         let init = self.r.initial();
-        self.visit(init, None);
+        let (_, p, fails) = packed(self.r.m, Choice::Tick, &init);
+        self.visit(p, &fails, None);
         loop {
             let depth = self.bounds.len() - 2;
             self.stats.depth = depth;
@@ -159,21 +159,25 @@ impl Bfs<'_, '_> {
     /// Expands the states `lo..hi` of the layer that starts at `start`, on the configured
     /// threads, results in order.
     fn expand_batch(&self, start: usize, lo: usize, hi: usize) -> Vec<Expanded> {
-        let batch: Vec<&State> = match &self.store {
-            Store::Exact(seen) => (lo..hi).map(|i| &seen[i]).collect(),
-            Store::Prints(_) => self.frontier[lo - start..hi - start].iter().collect(),
+        let batch: Vec<&[u8]> = match &self.store {
+            Store::Exact(seen) => (lo..hi).map(|i| seen.packed(i)).collect(),
+            Store::Prints(_) => self.frontier[lo - start..hi - start]
+                .iter()
+                .map(|p| &p[..])
+                .collect(),
         };
         let r = &self.r;
         let results = map_chunks(self.opts.threads, batch.len(), CHUNK, |range| {
             let mut sc = Scratch::default();
+            let mut succ = Vec::new();
             range
                 .map(|k| {
-                    let mut succ = Vec::new();
-                    let exp = r.expand(batch[k], true, &mut sc, &mut succ);
+                    let s = unpack(batch[k]);
+                    let exp = r.expand(&s, true, &mut sc, &mut succ);
                     Expanded {
                         exp,
-                        finished: batch[k].is_final(),
-                        succ,
+                        finished: s.is_final(),
+                        succ: succ.drain(..).map(|(c, n)| packed(r.m, c, &n)).collect(),
                     }
                 })
                 .collect::<Vec<_>>()
@@ -187,11 +191,13 @@ impl Bfs<'_, '_> {
         // The cycle proviso: a reduced expansion must lead somewhere new.
         if e.exp.reduced && self.store.contains(&e.succ[0].1) {
             let s = match &self.store {
-                Store::Exact(seen) => seen[i].clone(),
-                Store::Prints(_) => self.frontier[i - start].clone(),
+                Store::Exact(seen) => seen.get(i),
+                Store::Prints(_) => unpack(&self.frontier[i - start]),
             };
-            self.r
-                .expand(&s, false, &mut Scratch::default(), &mut e.succ);
+            let mut succ = Vec::new();
+            self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
+            let m = self.r.m;
+            e.succ = succ.into_iter().map(|(c, n)| packed(m, c, &n)).collect();
         } else if e.exp.reduced {
             self.stats.ample += 1;
         }
@@ -199,8 +205,8 @@ impl Bfs<'_, '_> {
         if let Some(edges) = &mut self.edges {
             edges.push(Vec::with_capacity(e.succ.len()));
         }
-        for (c, n) in e.succ {
-            let (j, new) = self.visit(n, Some((i as u32, c)));
+        for (c, n, fails) in e.succ {
+            let (j, new) = self.visit(n, &fails, Some((i as u32, c)));
             if let Some(edges) = &mut self.edges {
                 edges[i].push((c, j as u32));
             }
@@ -215,27 +221,26 @@ impl Bfs<'_, '_> {
         None
     }
 
-    /// Adds a state to the visited set; checks it when it is new. Returns its index and
+    /// Adds a packed state, which breaks `fails`, to the visited set. Returns its index and
     /// whether it is new.
-    fn visit(&mut self, n: State, from: Option<(u32, Choice)>) -> (usize, bool) {
-        let m = self.r.m;
+    fn visit(
+        &mut self,
+        n: Packed,
+        fails: &[Failure],
+        from: Option<(u32, Choice)>,
+    ) -> (usize, bool) {
         let (j, back, new) = self.store.insert(n);
         if !new {
             return (j, false);
         }
         self.parents.push(from.unwrap_or((u32::MAX, Choice::Tick)));
-        match (&self.store, back) {
-            (_, Some(s)) => {
-                check(m, &s, &mut self.fails);
-                self.next.push(s);
-                if j == 0 {
-                    self.frontier = std::mem::take(&mut self.next);
-                }
+        if let Some(p) = back {
+            self.next.push(p);
+            if j == 0 {
+                self.frontier = std::mem::take(&mut self.next);
             }
-            (Store::Exact(seen), None) => check(m, &seen[j], &mut self.fails),
-            (Store::Prints(_), None) => unreachable!("a new fingerprint hands its state back"),
         }
-        self.found.extend(self.fails.iter().map(|&f| (f, j as u32)));
+        self.found.extend(fails.iter().map(|&f| (f, j as u32)));
         (j, true)
     }
 
@@ -314,4 +319,11 @@ impl Bfs<'_, '_> {
         path.reverse();
         path
     }
+}
+
+/// A successor packed, with the properties it breaks.
+fn packed(m: &Model, c: Choice, s: &State) -> (Choice, Packed, Vec<Failure>) {
+    let mut fails = Vec::new();
+    check(m, s, &mut fails);
+    (c, pack(s), fails)
 }

@@ -82,7 +82,7 @@ pub fn check(m: &Model, seen: &Seen, edges: Vec<Vec<(Choice, u32)>>) -> Option<L
 }
 
 fn holds(m: &Model, seen: &Seen, e: &crate::ir::Expr, s: usize) -> bool {
-    crate::exec::eval::eval(e, &Scope::global(m, &seen[s])).is_ok_and(|v| v.truthy())
+    crate::exec::eval::eval(e, &Scope::global(m, &seen.get(s))).is_ok_and(|v| v.truthy())
 }
 
 fn violation(m: &Model, seen: &Seen, g: &Graph, prop: usize) -> Option<Lasso> {

@@ -1,14 +1,67 @@
-//! The visited set: exact (every state kept, insertion-ordered, so a state's index is its BFS
-//! rank) or fingerprints (a 64-bit hash per state; the states of the frontier are kept by the
-//! search itself).
+//! The visited set: exact (every state kept, encoded compactly, insertion-ordered, so a
+//! state's index is its BFS rank) or fingerprints (a 64-bit hash per state; the states of the
+//! frontier are kept, encoded, by the search itself).
 
 use crate::world::State;
 use indexmap::IndexSet;
 use rustc_hash::{FxBuildHasher, FxHashSet};
 use std::hash::{Hash, Hasher};
 
-/// States in discovery order.
-pub type Seen = IndexSet<State, FxBuildHasher>;
+/// A state encoded compactly (postcard: variable-length integers, no field names): a few
+/// bytes per process instead of a tree of allocations.
+pub type Packed = Box<[u8]>;
+
+#[must_use]
+pub fn pack(s: &State) -> Packed {
+    postcard::to_allocvec(s)
+        .expect("a state always encodes")
+        .into_boxed_slice()
+}
+
+#[must_use]
+pub fn unpack(b: &[u8]) -> State {
+    postcard::from_bytes(b).expect("a packed state always decodes")
+}
+
+/// Every visited state, packed, in discovery order.
+#[derive(Default)]
+pub struct Seen {
+    set: IndexSet<Packed, FxBuildHasher>,
+}
+
+impl Seen {
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// State number `i`, unpacked.
+    #[must_use]
+    pub fn get(&self, i: usize) -> State {
+        unpack(&self.set[i])
+    }
+
+    /// State number `i`, packed.
+    #[must_use]
+    pub fn packed(&self, i: usize) -> &[u8] {
+        &self.set[i]
+    }
+
+    #[must_use]
+    pub fn index_of(&self, s: &State) -> Option<usize> {
+        self.set.get_index_of(&pack(s)[..])
+    }
+
+    /// Visits a packed state: its index and whether it is new.
+    pub fn insert_full(&mut self, p: Packed) -> (usize, bool) {
+        self.set.insert_full(p)
+    }
+
+    fn bytes(&self) -> usize {
+        let heap: usize = self.set.iter().map(|p| p.len()).sum();
+        heap + self.set.capacity() * (std::mem::size_of::<Packed>() + 16)
+    }
+}
 
 pub enum Store {
     Exact(Seen),
@@ -33,49 +86,48 @@ impl Store {
         }
     }
 
-    /// Whether the state has been visited.
+    /// Whether the packed state has been visited.
     #[must_use]
-    pub fn contains(&self, s: &State) -> bool {
+    pub fn contains(&self, p: &[u8]) -> bool {
         match self {
-            Store::Exact(set) => set.contains(s),
-            Store::Prints(set) => set.contains(&fingerprint(s)),
+            Store::Exact(seen) => seen.set.contains(p),
+            Store::Prints(set) => set.contains(&fingerprint(p)),
         }
     }
 
-    /// Visits a state: its index (in fingerprint mode only for a new state; `usize::MAX`
-    /// otherwise) and, for a new state in fingerprint mode, the state back, since the store
-    /// does not keep it.
-    pub fn insert(&mut self, s: State) -> (usize, Option<State>, bool) {
+    /// Visits a packed state: its index (in fingerprint mode only for a new state;
+    /// `usize::MAX` otherwise) and, for a new state in fingerprint mode, the packed state
+    /// back, since the store does not keep it.
+    pub fn insert(&mut self, p: Packed) -> (usize, Option<Packed>, bool) {
         match self {
-            Store::Exact(set) => {
-                let (i, new) = set.insert_full(s);
+            Store::Exact(seen) => {
+                let (i, new) = seen.insert_full(p);
                 (i, None, new)
             }
             Store::Prints(set) => {
-                let new = set.insert(fingerprint(&s));
+                let new = set.insert(fingerprint(&p));
                 let i = if new { set.len() - 1 } else { usize::MAX };
-                (i, new.then_some(s), new)
+                (i, new.then_some(p), new)
             }
         }
     }
 
-    /// Bytes the store holds, roughly (table slots and state headers; not the heap data of
-    /// exact states).
+    /// Bytes the store holds, roughly (table slots, and packed states in exact mode).
     #[must_use]
     pub fn bytes(&self) -> usize {
         match self {
-            Store::Exact(s) => s.capacity() * (std::mem::size_of::<State>() + 16),
+            Store::Exact(s) => s.bytes(),
             Store::Prints(s) => s.capacity() * 9,
         }
     }
 }
 
-/// A state's 64-bit fingerprint (the standard library's SipHash with its fixed `new()` keys:
-/// the same on every run of one build).
+/// A packed state's 64-bit fingerprint (the standard library's SipHash with its fixed
+/// `new()` keys: the same on every run of one build).
 #[must_use]
-pub fn fingerprint(s: &State) -> u64 {
+pub fn fingerprint(p: &[u8]) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
-    s.hash(&mut h);
+    p.hash(&mut h);
     h.finish()
 }
 

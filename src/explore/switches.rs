@@ -45,12 +45,12 @@ pub fn fewest(r: &Reducer, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Ve
         let mut e = 0;
         while e < cur.len() {
             let state = cur[e].state;
-            r.expand_all(&seen[state as usize], &mut succ);
+            r.expand_all(&seen.get(state as usize), &mut succ);
             let group_end = (e..cur.len())
                 .find(|&x| cur[x].state != state)
                 .unwrap_or(cur.len());
             for (c, n, perm) in &succ {
-                let Some(j) = seen.get_index_of(n).filter(|&j| (lo..hi).contains(&j)) else {
+                let Some(j) = seen.index_of(n).filter(|&j| (lo..hi).contains(&j)) else {
                     continue;
                 };
                 for (from, entry) in cur.iter().enumerate().take(group_end).skip(e) {

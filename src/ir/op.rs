@@ -159,7 +159,9 @@ pub struct LockClause {
 
 /// Row lock strengths, strongest first. InnoDB has only `Update` (X) and `Share` (S);
 /// `LOCK IN SHARE MODE` is `Share`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum LockMode {
     /// `FOR UPDATE`
     Update,

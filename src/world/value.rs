@@ -1,7 +1,9 @@
 //! Values held by processes, rows, keys and ghosts.
 
 /// An interned string; `Sym(0)` is always `OK`, Redis's reply to a successful `SET`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Sym(pub u32);
 
 impl Sym {
@@ -10,7 +12,9 @@ impl Sym {
 
 /// A process id. It is a value of the world (lock owners, Redis lock tokens), never a string,
 /// so that a symmetry reduction can permute it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Pid(pub u16);
 
 impl Pid {
@@ -20,7 +24,19 @@ impl Pid {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum Value {
     /// SQL NULL, Redis nil.
     #[default]

@@ -5,4 +5,5 @@ mod hermitage;
 mod isolation;
 mod lang;
 mod models;
+mod reductions;
 mod world;

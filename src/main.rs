@@ -92,6 +92,11 @@ struct SearchArgs {
     /// the chance of a missed state is printed).
     #[arg(long)]
     fingerprints: bool,
+    /// Search depth-first: far less memory (with --fingerprints, the visited set and one path),
+    /// but the counterexample is not the shortest. Safety only: models with liveness
+    /// properties are searched breadth-first.
+    #[arg(long)]
+    dfs: bool,
     /// Stop (verdict: incomplete) after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     time_limit: Option<u64>,
@@ -123,6 +128,7 @@ impl SearchArgs {
             por: matches!(self.reduce, Reduce::All | Reduce::Por),
             threads: threads.max(1),
             fingerprints: self.fingerprints,
+            dfs: self.dfs,
         }
     }
 }

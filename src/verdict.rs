@@ -106,7 +106,12 @@ impl Verdict {
                         format!("a run that ends without it: {n} steps")
                     }
                     None => format!(
-                        "shortest counterexample: {n} step{}",
+                        "{}counterexample: {n} step{}",
+                        if st.dfs {
+                            "depth-first (not the shortest) "
+                        } else {
+                            "shortest "
+                        },
                         if n == 1 { "" } else { "s" }
                     ),
                 };

@@ -63,6 +63,9 @@ pub fn explore_with(
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
 ) -> (Outcome, Stats) {
+    if opts.dfs && !m.properties.iter().any(|p| p.kind.is_liveness()) {
+        return super::dfs::search(m, opts, monitor);
+    }
     let (outcome, stats) = search(m, opts, monitor);
     // Partial-order reduction keeps some path to every failure, not every shortest one: the
     // counterexample comes from a search without it (symmetry keeps shortest paths).

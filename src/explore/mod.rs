@@ -2,6 +2,7 @@
 //! first counterexample found is a shortest one.
 
 mod bfs;
+mod dfs;
 mod liveness;
 mod parallel;
 mod por;
@@ -34,6 +35,9 @@ pub struct Options {
     pub threads: usize,
     /// Keep only 64-bit fingerprints of visited states instead of the states.
     pub fingerprints: bool,
+    /// Search depth-first: memory for the visited set and one path; counterexamples are not
+    /// the shortest. Models with liveness properties are searched breadth-first regardless.
+    pub dfs: bool,
 }
 
 impl Default for Options {
@@ -45,6 +49,7 @@ impl Default for Options {
             por: true,
             threads: 1,
             fingerprints: false,
+            dfs: false,
         }
     }
 }
@@ -118,4 +123,6 @@ pub struct Stats {
     pub ample: usize,
     /// Visited states were kept as 64-bit fingerprints ([`collision_probability`]).
     pub fingerprints: bool,
+    /// The search was depth-first: a counterexample is not the shortest.
+    pub dfs: bool,
 }

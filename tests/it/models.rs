@@ -261,6 +261,12 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
             });
             assert_eq!(text(&reduced), text(&two), "{name}: threads");
             assert_eq!(reduced.stats, two.stats, "{name}: threads");
+            let dfs = m.check_with(Options {
+                dfs: true,
+                fingerprints: true,
+                ..Options::default()
+            });
+            assert_eq!(full.summary(), dfs.summary(), "{name}: depth-first");
         }
     }
 }

@@ -148,6 +148,10 @@ proptest! {
             prop_assert_eq!(shape(&full), shape(&v), "{}\n{}", what, text);
             prop_assert!(v.stats.states <= full.stats.states, "{}\n{}", what, text);
         }
+        for fingerprints in [false, true] {
+            let dfs = m.check_with(Options { dfs: true, fingerprints, ..Options::default() });
+            prop_assert_eq!(full.summary(), dfs.summary(), "dfs\n{}", text);
+        }
         let prints = m.check_with(Options { fingerprints: true, ..Options::full() });
         prop_assert_eq!(full.stats.states, prints.stats.states, "{}", text);
     }

@@ -1,0 +1,127 @@
+//! Depth-first search: memory for the visited set and one path only (no layers, no parent
+//! links), for state spaces too large to search breadth-first. Safety properties and
+//! deadlocks only; the counterexample is the path on the stack, exact but not the shortest.
+
+use super::properties::{check, Failure};
+use super::reduce::{Reducer, Scratch};
+use super::store::{pack, Store};
+use super::{Bound, Options, Outcome, Progress, Stats};
+use crate::exec::Choice;
+use crate::ir::Model;
+use crate::world::State;
+
+/// One state on the stack: the transitions left to try, and the one that led here.
+struct Frame {
+    succ: std::vec::IntoIter<(Choice, State)>,
+    via: Choice,
+}
+
+/// Explores every reachable state of `m` depth-first, in choice order.
+pub fn search(
+    m: &Model,
+    opts: Options,
+    monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
+) -> (Outcome, Stats) {
+    let r = Reducer::new(m, &opts);
+    let (symmetry, por) = r.active();
+    let mut stats = Stats {
+        symmetry,
+        por,
+        fingerprints: opts.fingerprints,
+        dfs: true,
+        ..Stats::default()
+    };
+    let mut store = Store::new(opts.fingerprints);
+    let mut sc = Scratch::default();
+    let mut fails = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut cut = false;
+    let init = r.initial();
+    let mut next = Some((Choice::Tick, pack(&init), init));
+    loop {
+        if let Some((via, packed, s)) = next.take() {
+            store.insert(packed);
+            stats.states = store.len();
+            check(m, &s, &mut fails);
+            let mut succ = Vec::new();
+            let exp = r.expand(&s, true, &mut sc, &mut succ);
+            let deadlock = exp.progress == 0 && !s.is_final();
+            if let Some(&f) = fails.first().or(deadlock.then_some(&Failure::Deadlock)) {
+                let path = stack.iter().skip(1).map(|f| f.via).chain([via]);
+                return (failed(&r, f, path, stack.is_empty()), stats);
+            }
+            if exp.reduced && store.contains(&pack(&succ[0].1)) {
+                r.expand(&s, false, &mut sc, &mut succ);
+            } else if exp.reduced {
+                stats.ample += 1;
+            }
+            stats.transitions += succ.len();
+            if opts.max_depth.is_some_and(|d| stack.len() >= d) {
+                cut |= !succ.is_empty();
+                succ.clear();
+            }
+            stack.push(Frame {
+                succ: succ.into_iter(),
+                via,
+            });
+            stats.depth = stats.depth.max(stack.len() - 1);
+            if opts.max_states.is_some_and(|max| store.len() >= max) {
+                return (
+                    Outcome::Incomplete {
+                        bound: Bound::MaxStates(store.len()),
+                    },
+                    stats,
+                );
+            }
+            if store.len() % 4096 == 0 {
+                let p = Progress {
+                    states: store.len(),
+                    transitions: stats.transitions,
+                    depth: stack.len(),
+                    queue: stack.len(),
+                    store_bytes: store.bytes(),
+                };
+                if let Some(bound) = monitor(&p) {
+                    return (Outcome::Incomplete { bound }, stats);
+                }
+            }
+        }
+        let Some(top) = stack.last_mut() else {
+            break;
+        };
+        match top.succ.next() {
+            Some((c, n)) => {
+                let p = pack(&n);
+                if !store.contains(&p) {
+                    next = Some((c, p, n));
+                }
+            }
+            None => {
+                stack.pop();
+            }
+        }
+    }
+    let outcome = if cut {
+        Outcome::Incomplete {
+            bound: Bound::MaxDepth(opts.max_depth.unwrap_or(0)),
+        }
+    } else {
+        Outcome::Holds
+    };
+    (outcome, stats)
+}
+
+/// The failure with the path on the stack renamed to concrete processes.
+fn failed<I: Iterator<Item = Choice>>(r: &Reducer, f: Failure, path: I, initial: bool) -> Outcome {
+    let path: Vec<Choice> = if initial { Vec::new() } else { path.collect() };
+    let (path, to_rep) = r.concretize(&path);
+    let failure = match f {
+        Failure::RuntimeError(p) => Failure::RuntimeError(to_rep.inverse().apply(p)),
+        f => f,
+    };
+    Outcome::Failed {
+        failure,
+        path,
+        loop_start: None,
+    }
+}

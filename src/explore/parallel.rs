@@ -112,6 +112,20 @@ where
     slots.into_results()
 }
 
+/// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
+/// primitives only work inside their own schedulers, where the tests below use them.
+#[cfg(any(loom, shuttle))]
+pub fn map_chunks<T, F>(_threads: usize, len: usize, size: usize, f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(Range<usize>) -> T + Sync,
+{
+    let size = size.max(1);
+    (0..len.div_ceil(size))
+        .map(|k| f(k * size..((k + 1) * size).min(len)))
+        .collect()
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
@@ -130,17 +144,19 @@ mod tests {
     }
 }
 
-/// The chunk cursor and the result slots under loom's exhaustive scheduler: with every
-/// interleaving of two and three workers, each chunk runs exactly once and every result
-/// lands in its own slot. Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib
-/// parallel`.
+/// The chunk cursor and the result slots under loom's scheduler: with every interleaving of
+/// two workers (and of three with at most two preemptions, as loom advises for more threads),
+/// each chunk runs exactly once and every result lands in its own slot. Run with
+/// `RUSTFLAGS="--cfg loom" cargo test --release --lib parallel`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;
 
-    fn workers(threads: usize, len: usize, size: usize) {
-        loom::model(move || {
+    fn workers(threads: usize, len: usize, size: usize, preemptions: Option<usize>) {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = preemptions;
+        builder.check(move || {
             let chunks = Arc::new(Chunks::new(len, size));
             let slots = Arc::new(Slots::new(chunks.count()));
             let handles: Vec<_> = (0..threads)
@@ -167,12 +183,12 @@ mod loom_tests {
 
     #[test]
     fn two_workers_share_three_chunks() {
-        workers(2, 5, 2);
+        workers(2, 5, 2, None);
     }
 
     #[test]
     fn three_workers_share_two_chunks() {
-        workers(3, 4, 2);
+        workers(3, 4, 2, Some(2));
     }
 }
 

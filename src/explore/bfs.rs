@@ -4,7 +4,7 @@
 use super::parallel::map_chunks;
 use super::properties::{check, rank, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
-use super::store::{pack, unpack, Packed, Store};
+use super::store::{pack, pack_into, unpack, Packed, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
 use crate::exec::Choice;
 use crate::ir::Model;
@@ -16,11 +16,32 @@ const BATCH: usize = 4096;
 const CHUNK: usize = 64;
 
 /// What one state's expansion produced, computed off the search's thread: each successor
-/// packed, with the properties it breaks.
+/// packed into one buffer (a new state is copied out of it; a known one costs nothing more),
+/// with the properties it breaks.
 struct Expanded {
     exp: Expansion,
     finished: bool,
-    succ: Vec<(Choice, Packed, Vec<Failure>)>,
+    packed: Vec<u8>,
+    succ: Vec<(Choice, std::ops::Range<usize>, Vec<Failure>)>,
+}
+
+impl Expanded {
+    fn new(m: &Model, exp: Expansion, finished: bool, succ: &mut Vec<(Choice, State)>) -> Self {
+        let mut e = Expanded {
+            exp,
+            finished,
+            packed: Vec::new(),
+            succ: Vec::with_capacity(succ.len()),
+        };
+        for (c, n) in succ.drain(..) {
+            let mut fails = Vec::new();
+            check(m, &n, &mut fails);
+            let start = e.packed.len();
+            e.packed = pack_into(&n, std::mem::take(&mut e.packed));
+            e.succ.push((c, start..e.packed.len(), fails));
+        }
+        e
+    }
 }
 
 struct Bfs<'m, 'f> {
@@ -110,8 +131,9 @@ fn search(
 impl Bfs<'_, '_> {
     fn run(&mut self) -> Outcome {
         let init = self.r.initial();
-        let (_, p, fails) = packed(self.r.m, Choice::Tick, &init);
-        self.visit(p, &fails, None);
+        let mut fails = Vec::new();
+        check(self.r.m, &init, &mut fails);
+        self.visit(&pack(&init), &fails, None);
         loop {
             let depth = self.bounds.len() - 2;
             self.stats.depth = depth;
@@ -177,11 +199,7 @@ impl Bfs<'_, '_> {
                 .map(|k| {
                     let s = unpack(batch[k]);
                     let exp = r.expand(&s, true, &mut sc, &mut succ);
-                    Expanded {
-                        exp,
-                        finished: s.is_final(),
-                        succ: succ.drain(..).map(|(c, n)| packed(r.m, c, &n)).collect(),
-                    }
+                    Expanded::new(r.m, exp, s.is_final(), &mut succ)
                 })
                 .collect::<Vec<_>>()
         });
@@ -192,15 +210,14 @@ impl Bfs<'_, '_> {
     /// when `--max-states` is reached without a failure.
     fn merge(&mut self, i: usize, start: usize, mut e: Expanded) -> Option<Bound> {
         // The cycle proviso: a reduced expansion must lead somewhere new.
-        if e.exp.reduced && self.store.contains(&e.succ[0].1) {
+        if e.exp.reduced && self.store.contains(&e.packed[e.succ[0].1.clone()]) {
             let s = match &self.store {
                 Store::Exact(seen) => seen.get(i),
                 Store::Prints(_) => unpack(&self.frontier[i - start]),
             };
             let mut succ = Vec::new();
-            self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
-            let m = self.r.m;
-            e.succ = succ.into_iter().map(|(c, n)| packed(m, c, &n)).collect();
+            let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
+            e = Expanded::new(self.r.m, exp, e.finished, &mut succ);
         } else if e.exp.reduced {
             self.stats.ample += 1;
         }
@@ -209,7 +226,7 @@ impl Bfs<'_, '_> {
             edges.push(Vec::with_capacity(e.succ.len()));
         }
         for (c, n, fails) in e.succ {
-            let (j, new) = self.visit(n, &fails, Some((i as u32, c)));
+            let (j, new) = self.visit(&e.packed[n], &fails, Some((i as u32, c)));
             if let Some(edges) = &mut self.edges {
                 edges[i].push((c, j as u32));
             }
@@ -226,12 +243,7 @@ impl Bfs<'_, '_> {
 
     /// Adds a packed state, which breaks `fails`, to the visited set. Returns its index and
     /// whether it is new.
-    fn visit(
-        &mut self,
-        n: Packed,
-        fails: &[Failure],
-        from: Option<(u32, Choice)>,
-    ) -> (usize, bool) {
+    fn visit(&mut self, n: &[u8], fails: &[Failure], from: Option<(u32, Choice)>) -> (usize, bool) {
         let (j, back, new) = self.store.insert(n);
         if !new {
             return (j, false);
@@ -322,11 +334,4 @@ impl Bfs<'_, '_> {
         path.reverse();
         path
     }
-}
-
-/// A successor packed, with the properties it breaks.
-fn packed(m: &Model, c: Choice, s: &State) -> (Choice, Packed, Vec<Failure>) {
-    let mut fails = Vec::new();
-    check(m, s, &mut fails);
-    (c, pack(s), fails)
 }

@@ -40,7 +40,7 @@ pub fn search(
     let mut next = Some((Choice::Tick, pack(&init), init));
     loop {
         if let Some((via, packed, s)) = next.take() {
-            store.insert(packed);
+            store.insert(&packed);
             stats.states = store.len();
             check(m, &s, &mut fails);
             let mut succ = Vec::new();

@@ -18,6 +18,12 @@ pub fn pack(s: &State) -> Packed {
         .into_boxed_slice()
 }
 
+/// Appends the packed state to `buf`.
+#[must_use]
+pub fn pack_into(s: &State, buf: Vec<u8>) -> Vec<u8> {
+    postcard::to_extend(s, buf).expect("a state always encodes")
+}
+
 #[must_use]
 pub fn unpack(b: &[u8]) -> State {
     postcard::from_bytes(b).expect("a packed state always decodes")
@@ -52,9 +58,12 @@ impl Seen {
         self.set.get_index_of(&pack(s)[..])
     }
 
-    /// Visits a packed state: its index and whether it is new.
-    pub fn insert_full(&mut self, p: Packed) -> (usize, bool) {
-        self.set.insert_full(p)
+    /// Visits a packed state: its index and whether it is new (only then is it copied).
+    pub fn insert_full(&mut self, p: &[u8]) -> (usize, bool) {
+        match self.set.get_index_of(p) {
+            Some(i) => (i, false),
+            None => self.set.insert_full(Box::from(p)),
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -98,16 +107,16 @@ impl Store {
     /// Visits a packed state: its index (in fingerprint mode only for a new state;
     /// `usize::MAX` otherwise) and, for a new state in fingerprint mode, the packed state
     /// back, since the store does not keep it.
-    pub fn insert(&mut self, p: Packed) -> (usize, Option<Packed>, bool) {
+    pub fn insert(&mut self, p: &[u8]) -> (usize, Option<Packed>, bool) {
         match self {
             Store::Exact(seen) => {
                 let (i, new) = seen.insert_full(p);
                 (i, None, new)
             }
             Store::Prints(set) => {
-                let new = set.insert(fingerprint(&p));
+                let new = set.insert(fingerprint(p));
                 let i = if new { set.len() - 1 } else { usize::MAX };
-                (i, new.then_some(p), new)
+                (i, new.then(|| Box::from(p)), new)
             }
         }
     }

@@ -161,6 +161,6 @@ fn bound_text(b: Bound) -> String {
         Bound::MaxStates(n) => format!("stopped at --max-states {n}"),
         Bound::MaxDepth(d) => format!("stopped at --max-depth {d}"),
         Bound::TimeLimit(t) => format!("stopped at --time-limit {t}s"),
-        Bound::MaxMemory(mb) => format!("stopped at --max-memory {mb}MB"),
+        Bound::MaxMemory(mb) => format!("stopped at --max-memory {mb} (MiB)"),
     }
 }

@@ -1,5 +1,6 @@
 //! The one integration-test crate: every model's expectation, engine guarantees, diagnostics.
 
+mod cli;
 mod docs;
 mod hermitage;
 mod isolation;

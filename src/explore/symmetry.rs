@@ -102,8 +102,7 @@ impl Symmetry {
             return (s, perm);
         }
         let inst = self.instance_perm(&perm);
-        let t = s.permuted(&perm, &inst, self.mutexes.max(1));
-        (t, perm)
+        (s.permuted(&perm, &inst, self.mutexes.max(1)), perm)
     }
 
     /// The renaming of instances that goes with a renaming of processes.
@@ -172,7 +171,7 @@ impl Symmetry {
             .iter()
             .map(|p| {
                 let mut h = FxHasher::default();
-                own(p).hash(&mut h);
+                hash_own(p, &mut h);
                 h
             })
             .collect();
@@ -181,23 +180,40 @@ impl Symmetry {
     }
 }
 
-/// A process's own state with every process id blanked.
-fn own(p: &Proc) -> Proc {
-    let mut q = p.clone();
-    let blank = |v: &mut Value| {
-        if let Value::Pid(_) = v {
-            *v = Value::Pid(Pid(u16::MAX));
-        }
+/// Hashes a process's own state with every process id blanked (ids differ between
+/// interchangeable processes; the roles below say what they mean).
+fn hash_own(p: &Proc, h: &mut FxHasher) {
+    let blank = |v: Value| match v {
+        Value::Pid(_) => Value::Pid(Pid(u16::MAX)),
+        other => other,
     };
-    q.locals.iter_mut().for_each(blank);
-    if let Some(c) = &mut q.candidates {
-        c.iter_mut().for_each(blank);
+    p.pc.hash(h);
+    match p.status {
+        Status::Waiting(Wait::Row { table, key, mode }) => {
+            (0u8, table, blank(key), mode).hash(h);
+        }
+        Status::Waiting(Wait::Gap { table, key }) => (1u8, table, blank(key)).hash(h),
+        other => (2u8, other).hash(h),
     }
-    q.reads.iter_mut().for_each(|(_, v)| blank(v));
-    if let Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) = &mut q.status {
-        blank(key);
-    }
-    q
+    p.locals.iter().for_each(|&v| blank(v).hash(h));
+    p.candidates
+        .iter()
+        .flatten()
+        .for_each(|&v| blank(v).hash(h));
+    p.reads.iter().for_each(|&(t, v)| (t, blank(v)).hash(h));
+    (
+        p.txn,
+        p.error,
+        p.check_in,
+        p.timeout_in,
+        p.paused,
+        p.slack,
+        p.drift,
+        p.lose_reply,
+        p.last_write,
+        p.watchdog,
+    )
+        .hash(h);
 }
 
 /// Mixes into each process's hash the places the world names it, in the world's own order

@@ -3,6 +3,7 @@
 //! renamed to match. Symmetry reduction stores one arrangement per class of states.
 
 use super::db::{Db, GapRange};
+use super::lock::Lock;
 use super::process::{Proc, Wait};
 use super::redis::Redis;
 use super::value::{Pid, Value};
@@ -66,46 +67,39 @@ impl Perm {
 impl State {
     /// The same state with process `p` renamed `perm.new[p]`; `instances` renames the
     /// service instances the same way (a process's private instance moves with it), as
-    /// `new[old]` over instance ids.
+    /// `new[old]` over instance ids. Consumes the state: nothing is copied.
     #[must_use]
-    pub fn permuted(&self, perm: &Perm, instances: &[u16], mutexes_per_instance: usize) -> State {
-        let mut procs = self.procs.clone();
-        for (old, p) in self.procs.iter().enumerate() {
-            let mut q = p.clone();
-            proc_values(perm, &mut q);
-            procs[perm.new[old] as usize] = q;
-        }
-        let mut mutexes = self.mutexes.clone();
+    pub fn permuted(
+        mut self,
+        perm: &Perm,
+        instances: &[u16],
+        mutexes_per_instance: usize,
+    ) -> State {
+        let mut procs: Vec<Option<Proc>> = self.procs.drain(..).map(Some).collect();
+        let back = perm.inverse();
+        self.procs = back
+            .new
+            .iter()
+            .map(|&old| {
+                let mut p = procs[old as usize]
+                    .take()
+                    .expect("a renaming is a bijection");
+                proc_values(perm, &mut p);
+                p
+            })
+            .collect();
         let per = mutexes_per_instance;
-        for (i, l) in self.mutexes.iter().enumerate() {
-            let (inst, k) = (i / per, i % per);
-            let mut l = l.clone();
+        let mut mutexes = std::mem::take(&mut self.mutexes);
+        self.mutexes = vec![Lock::default(); mutexes.len()];
+        for (i, l) in mutexes.iter_mut().enumerate() {
+            let mut l = std::mem::take(l);
             l.holder = l.holder.map(|h| perm.apply(h));
             l.queue.iter_mut().for_each(|q| *q = perm.apply(*q));
-            mutexes[instances[inst] as usize * per + k] = l;
+            self.mutexes[instances[i / per] as usize * per + i % per] = l;
         }
-        State {
-            procs,
-            db: db(perm, &self.db),
-            redis: self.redis.iter().map(|r| redis(perm, r)).collect(),
-            mutexes,
-            ..self.clone_world_scalars()
-        }
-    }
-
-    /// The parts of a state that hold no process id.
-    fn clone_world_scalars(&self) -> State {
-        State {
-            procs: Vec::new(),
-            db: Db::default(),
-            redis: Vec::new(),
-            primary: self.primary.clone(),
-            epochs: self.epochs.clone(),
-            mutexes: Vec::new(),
-            ghosts: self.ghosts.clone(),
-            faults_used: self.faults_used.clone(),
-            clock: self.clock,
-        }
+        db(perm, &mut self.db);
+        self.redis.iter_mut().for_each(|r| redis(perm, r));
+        self
     }
 }
 
@@ -125,8 +119,7 @@ fn proc_values(perm: &Perm, p: &mut Proc) {
     }
 }
 
-fn db(perm: &Perm, d: &Db) -> Db {
-    let mut d = d.clone();
+fn db(perm: &Perm, d: &mut Db) {
     for rows in &mut d.tables {
         let mut rekeyed = false;
         for r in rows.iter_mut() {
@@ -164,11 +157,9 @@ fn db(perm: &Perm, d: &Db) -> Db {
         }
     }
     d.gaps.sort();
-    d
 }
 
-fn redis(perm: &Perm, r: &Redis) -> Redis {
-    let mut r = r.clone();
+fn redis(perm: &Perm, r: &mut Redis) {
     for k in &mut r.keys {
         k.value = perm.value(k.value);
     }
@@ -177,7 +168,6 @@ fn redis(perm: &Perm, r: &Redis) -> Redis {
             *v = perm.value(*v);
         }
     }
-    r
 }
 
 #[cfg(test)]

@@ -353,6 +353,13 @@ fn json(rows: &[(String, Result<Verdict, ()>)]) -> String {
                 "states": v.stats.states,
                 "transitions": v.stats.transitions,
                 "depth": v.stats.depth,
+                "search": {
+                    "symmetry": v.stats.symmetry,
+                    "por": v.stats.por,
+                    "ample_states": v.stats.ample,
+                    "fingerprints": v.stats.fingerprints,
+                    "depth_first": v.stats.dfs,
+                },
                 "seconds": v.seconds,
                 "trace": v.trace.as_ref().map(|t| interlock::trace::json::render(&v.model, t)),
             }),

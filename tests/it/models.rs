@@ -266,7 +266,9 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
                 fingerprints: true,
                 ..Options::default()
             });
-            assert_eq!(full.summary(), dfs.summary(), "{name}: depth-first");
+            // Depth-first names the first failure it meets, not always a shallowest one.
+            let holds = |v: &interlock::Verdict| v.outcome == Outcome::Holds;
+            assert_eq!(holds(&full), holds(&dfs), "{name}: depth-first");
         }
     }
 }

@@ -123,6 +123,10 @@ fn invariant() -> impl Strategy<Value = String> {
     ]
 }
 
+fn holds(v: &interlock::Verdict) -> bool {
+    v.outcome == interlock::explore::Outcome::Holds
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -148,9 +152,11 @@ proptest! {
             prop_assert_eq!(shape(&full), shape(&v), "{}\n{}", what, text);
             prop_assert!(v.stats.states <= full.stats.states, "{}\n{}", what, text);
         }
+        // Depth-first reports the first failure it meets: with several failures it may name
+        // another one than breadth-first (which names a shallowest), never a false one.
         for fingerprints in [false, true] {
             let dfs = m.check_with(Options { dfs: true, fingerprints, ..Options::default() });
-            prop_assert_eq!(full.summary(), dfs.summary(), "dfs\n{}", text);
+            prop_assert_eq!(holds(&full), holds(&dfs), "dfs\n{}", text);
         }
         let prints = m.check_with(Options { fingerprints: true, ..Options::full() });
         prop_assert_eq!(full.stats.states, prints.stats.states, "{}", text);

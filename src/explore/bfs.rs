@@ -88,9 +88,10 @@ pub fn explore_with(
         return super::dfs::search(m, opts, monitor);
     }
     let (outcome, stats) = search(m, opts, monitor);
-    // Partial-order reduction keeps some path to every failure, not every shortest one: the
-    // counterexample comes from a search without it (symmetry keeps shortest paths).
-    if stats.por && matches!(outcome, Outcome::Failed { .. }) {
+    // Partial-order reduction keeps some path to every failure, not every shortest one: when
+    // it cut any expansion short, the counterexample comes from a search without it
+    // (symmetry keeps shortest paths).
+    if stats.ample > 0 && matches!(outcome, Outcome::Failed { .. }) {
         let opts = Options { por: false, ..opts };
         return search(m, opts, monitor);
     }
@@ -312,16 +313,7 @@ impl Bfs<'_, '_> {
             Store::Exact(seen) => switches::fewest(&self.r, seen, &self.bounds, &targets),
             Store::Prints(_) => self.parent_path(targets[0]),
         };
-        let (path, to_rep) = self.r.concretize(&path);
-        let failure = match best {
-            Failure::RuntimeError(p) => Failure::RuntimeError(to_rep.inverse().apply(p)),
-            f => f,
-        };
-        Outcome::Failed {
-            failure,
-            path,
-            loop_start: None,
-        }
+        self.r.failed(best, &path)
     }
 
     fn parent_path(&self, mut j: u32) -> Vec<Choice> {

@@ -47,8 +47,12 @@ pub fn search(
             let exp = r.expand(&s, true, &mut sc, &mut succ);
             let deadlock = exp.progress == 0 && !s.is_final();
             if let Some(&f) = fails.first().or(deadlock.then_some(&Failure::Deadlock)) {
-                let path = stack.iter().skip(1).map(|f| f.via).chain([via]);
-                return (failed(&r, f, path, stack.is_empty()), stats);
+                let path: Vec<Choice> = if stack.is_empty() {
+                    Vec::new() // the initial state fails
+                } else {
+                    stack.iter().skip(1).map(|f| f.via).chain([via]).collect()
+                };
+                return (r.failed(f, &path), stats);
             }
             if exp.reduced && store.contains(&pack(&succ[0].1)) {
                 r.expand(&s, false, &mut sc, &mut succ);
@@ -109,19 +113,4 @@ pub fn search(
         Outcome::Holds
     };
     (outcome, stats)
-}
-
-/// The failure with the path on the stack renamed to concrete processes.
-fn failed<I: Iterator<Item = Choice>>(r: &Reducer, f: Failure, path: I, initial: bool) -> Outcome {
-    let path: Vec<Choice> = if initial { Vec::new() } else { path.collect() };
-    let (path, to_rep) = r.concretize(&path);
-    let failure = match f {
-        Failure::RuntimeError(p) => Failure::RuntimeError(to_rep.inverse().apply(p)),
-        f => f,
-    };
-    Outcome::Failed {
-        failure,
-        path,
-        loop_start: None,
-    }
 }

@@ -224,7 +224,7 @@ fn watched(m: &Model) -> Watched {
     let mut w = Watched::default();
     for p in &m.properties {
         for e in std::iter::once(&p.expr).chain(p.then.as_ref()) {
-            walk(e, &mut |x| match x {
+            e.visit(&mut |x| match x {
                 Expr::Status { pid, .. } => w.pids.push(pid.index()),
                 Expr::Count { group, .. } => w.groups.push(*group as usize),
                 Expr::Key(k) => w.keys.push(*k),
@@ -256,16 +256,4 @@ fn keys_named(m: &Model, p: usize) -> Vec<Sym> {
     };
     add(&m.groups[m.processes[p].group].program.ops, &mut out);
     out
-}
-
-fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    match e {
-        Expr::Unary(_, a) => walk(a, f),
-        Expr::Binary(_, a, b) => {
-            walk(a, f);
-            walk(b, f);
-        }
-        _ => {}
-    }
 }

@@ -3,8 +3,9 @@
 //! taken alone). Both are off for models with liveness properties.
 
 use super::por::Por;
+use super::properties::Failure;
 use super::symmetry::Symmetry;
-use super::Options;
+use super::{Options, Outcome};
 use crate::exec::{apply, observe, successors, successors_except, Choice};
 use crate::ir::Model;
 use crate::world::permute::Perm;
@@ -145,5 +146,21 @@ impl<'m> Reducer<'m> {
             rep = r;
         }
         (out, to_rep)
+    }
+
+    /// A safety failure reached by `path` (between representatives), as an outcome about
+    /// the concrete processes: the path and a failing process renamed back.
+    #[must_use]
+    pub fn failed(&self, failure: Failure, path: &[Choice]) -> Outcome {
+        let (path, to_rep) = self.concretize(path);
+        let failure = match failure {
+            Failure::RuntimeError(p) => Failure::RuntimeError(to_rep.inverse().apply(p)),
+            f => f,
+        };
+        Outcome::Failed {
+            failure,
+            path,
+            loop_start: None,
+        }
     }
 }

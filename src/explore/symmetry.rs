@@ -315,7 +315,7 @@ fn named_processes(m: &Model) -> Vec<usize> {
     let mut out = Vec::new();
     for p in &m.properties {
         for e in std::iter::once(&p.expr).chain(p.then.as_ref()) {
-            walk(e, &mut |x| {
+            e.visit(&mut |x| {
                 if let Expr::Status { pid, .. } = x {
                     out.push(pid.index());
                 }
@@ -332,7 +332,7 @@ fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
     let mut ids: Vec<u16> = Vec::new();
     let mentions = |e: &Expr, ids: &[u16]| {
         let mut yes = false;
-        walk(e, &mut |x| {
+        e.visit(&mut |x| {
             yes |= matches!(x, Expr::Me) || matches!(x, Expr::Local(l) if ids.contains(l));
         });
         yes
@@ -378,16 +378,4 @@ fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
         }
         exprs.iter().any(|e| mentions(e, &ids))
     })
-}
-
-fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    match e {
-        Expr::Unary(_, a) => walk(a, f),
-        Expr::Binary(_, a, b) => {
-            walk(a, f);
-            walk(b, f);
-        }
-        _ => {}
-    }
 }

@@ -43,6 +43,19 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Calls `f` on the expression and on every expression inside it, outermost first.
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Unary(_, a) => a.visit(f),
+            Expr::Binary(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            _ => {}
+        }
+    }
+
     /// Whether the expression reads the clock.
     #[must_use]
     pub fn reads_clock(&self) -> bool {

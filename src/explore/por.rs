@@ -61,6 +61,16 @@ impl Por {
             })
             .collect();
         let named: Vec<Vec<Sym>> = (0..n).map(|p| keys_named(m, p)).collect();
+        // A watchdog's renewals are the environment's steps on its key: never private.
+        let renewed: Vec<Sym> = m
+            .groups
+            .iter()
+            .flat_map(|g| &g.program.ops)
+            .filter_map(|op| match op.kind {
+                OpKind::WatchdogStart { key, .. } => Some(key),
+                _ => None,
+            })
+            .collect();
         let server_env = m.redis.iter().any(|r| r.replicas > 0)
             || m.faults.iter().any(|f| {
                 matches!(
@@ -76,7 +86,7 @@ impl Por {
                 named[p]
                     .iter()
                     .copied()
-                    .filter(|k| !watched.keys.contains(k))
+                    .filter(|k| !watched.keys.contains(k) && !renewed.contains(k))
                     .filter(|k| (0..n).all(|q| q == p || !named[q].contains(k)))
                     .collect()
             })
@@ -106,7 +116,10 @@ impl Por {
         succ.iter().position(|(c, n)| match *c {
             Choice::Proc(p) => {
                 self.eligible[p.index()]
-                    && self.may[p.index()][s.procs[p.index()].pc as usize]
+                    && self.may[p.index()]
+                        .get(s.procs[p.index()].pc as usize)
+                        .copied()
+                        .unwrap_or(false)
                     && !matches!(n.procs[p.index()].status, Status::Failed(_))
                     && self.private_step(m, s, p)
             }

@@ -33,6 +33,8 @@ pub fn unpack(b: &[u8]) -> State {
 #[derive(Default)]
 pub struct Seen {
     set: IndexSet<Packed, FxBuildHasher>,
+    /// Bytes of all packed states, kept as they are added (progress reports read it).
+    packed_bytes: usize,
 }
 
 impl Seen {
@@ -62,13 +64,15 @@ impl Seen {
     pub fn insert_full(&mut self, p: &[u8]) -> (usize, bool) {
         match self.set.get_index_of(p) {
             Some(i) => (i, false),
-            None => self.set.insert_full(Box::from(p)),
+            None => {
+                self.packed_bytes += p.len();
+                self.set.insert_full(Box::from(p))
+            }
         }
     }
 
     fn bytes(&self) -> usize {
-        let heap: usize = self.set.iter().map(|p| p.len()).sum();
-        heap + self.set.capacity() * (std::mem::size_of::<Packed>() + 16)
+        self.packed_bytes + self.set.capacity() * (std::mem::size_of::<Packed>() + 16)
     }
 }
 

@@ -19,6 +19,7 @@ use super::store::Seen;
 use crate::exec::{eval::Scope, Choice};
 use crate::ir::{Model, PropertyKind};
 use crate::world::value::Pid;
+use crate::world::State;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
 use std::collections::VecDeque;
@@ -78,30 +79,32 @@ pub fn check(m: &Model, seen: &Seen, edges: Vec<Vec<(Choice, u32)>>) -> Option<L
     }
     debug_assert_eq!(edges.len(), seen.len());
     let g = Graph { edges };
-    props.into_iter().find_map(|i| violation(m, seen, &g, i))
+    // Unpacked once: every property reads every state.
+    let states: Vec<State> = (0..seen.len()).map(|i| seen.get(i)).collect();
+    props.into_iter().find_map(|i| violation(m, &states, &g, i))
 }
 
-fn holds(m: &Model, seen: &Seen, e: &crate::ir::Expr, s: usize) -> bool {
-    crate::exec::eval::eval(e, &Scope::global(m, &seen.get(s))).is_ok_and(|v| v.truthy())
+fn holds(m: &Model, states: &[State], e: &crate::ir::Expr, s: usize) -> bool {
+    crate::exec::eval::eval(e, &Scope::global(m, &states[s])).is_ok_and(|v| v.truthy())
 }
 
-fn violation(m: &Model, seen: &Seen, g: &Graph, prop: usize) -> Option<Lasso> {
+fn violation(m: &Model, states: &[State], g: &Graph, prop: usize) -> Option<Lasso> {
     let p = &m.properties[prop];
-    let n = seen.len();
+    let n = states.len();
     let (bad, trigger): (Vec<bool>, Vec<bool>) = match p.kind {
         PropertyKind::Eventually => {
-            let bad: Vec<bool> = (0..n).map(|s| !holds(m, seen, &p.expr, s)).collect();
+            let bad: Vec<bool> = (0..n).map(|s| !holds(m, states, &p.expr, s)).collect();
             let trig = (0..n).map(|s| s == 0).collect();
             (bad, trig)
         }
         PropertyKind::AlwaysEventually => {
-            let bad: Vec<bool> = (0..n).map(|s| !holds(m, seen, &p.expr, s)).collect();
+            let bad: Vec<bool> = (0..n).map(|s| !holds(m, states, &p.expr, s)).collect();
             (bad, vec![true; n])
         }
         PropertyKind::LeadsTo => {
             let q = p.then.as_ref()?;
-            let bad: Vec<bool> = (0..n).map(|s| !holds(m, seen, q, s)).collect();
-            let trig = (0..n).map(|s| holds(m, seen, &p.expr, s)).collect();
+            let bad: Vec<bool> = (0..n).map(|s| !holds(m, states, q, s)).collect();
+            let trig = (0..n).map(|s| holds(m, states, &p.expr, s)).collect();
             (bad, trig)
         }
         PropertyKind::Invariant | PropertyKind::Final => return None,

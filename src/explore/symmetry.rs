@@ -54,13 +54,14 @@ impl Symmetry {
                 .collect();
             // Members sharing one instance, or each alone on its own, are interchangeable.
             let own = members.iter().all(|&p| users[m.processes[p].instance] == 1);
+            // One class for private instances; one per shared instance otherwise.
+            let place = |p: usize| if own { 0 } else { m.processes[p].instance + 1 };
             let mut by_instance: Vec<Vec<u16>> = Vec::new();
             for &p in &members {
-                let key = if own { 0 } else { m.processes[p].instance + 1 };
-                match by_instance.iter_mut().find(|c| {
-                    let q = c[0] as usize;
-                    (if own { 0 } else { m.processes[q].instance + 1 }) == key
-                }) {
+                match by_instance
+                    .iter_mut()
+                    .find(|c| place(c[0] as usize) == place(p))
+                {
                     Some(c) => c.push(p as u16),
                     None => by_instance.push(vec![p as u16]),
                 }

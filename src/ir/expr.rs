@@ -59,12 +59,9 @@ impl Expr {
     /// Whether the expression reads the clock.
     #[must_use]
     pub fn reads_clock(&self) -> bool {
-        match self {
-            Expr::Now | Expr::Clock => true,
-            Expr::Unary(_, a) => a.reads_clock(),
-            Expr::Binary(_, a, b) => a.reads_clock() || b.reads_clock(),
-            _ => false,
-        }
+        let mut clock = false;
+        self.visit(&mut |e| clock |= matches!(e, Expr::Now | Expr::Clock));
+        clock
     }
 }
 

@@ -46,6 +46,11 @@ use std::io::Read as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Every tool runs on the allocator that interlock's command line uses, so the comparison is
+/// fair to all of them.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The largest N tried, for the runs that never reach the time limit (a tool that stops at an
 /// early violation).
 const MAX_N: usize = 10;

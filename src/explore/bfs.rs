@@ -37,7 +37,7 @@ impl Expanded {
             let mut fails = Vec::new();
             check(m, &n, &mut fails);
             let start = e.packed.len();
-            e.packed = pack_into(&n, std::mem::take(&mut e.packed));
+            pack_into(&n, &mut e.packed);
             e.succ.push((c, start..e.packed.len(), fails));
         }
         e

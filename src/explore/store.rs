@@ -7,27 +7,11 @@ use indexmap::IndexSet;
 use rustc_hash::{FxBuildHasher, FxHashSet};
 use std::hash::{Hash, Hasher};
 
-/// A state encoded compactly (postcard: variable-length integers, no field names): a few
-/// bytes per process instead of a tree of allocations.
+/// A state encoded compactly (`world::codec`): a few bytes per process instead of a tree of
+/// allocations.
 pub type Packed = Box<[u8]>;
 
-#[must_use]
-pub fn pack(s: &State) -> Packed {
-    postcard::to_allocvec(s)
-        .expect("a state always encodes")
-        .into_boxed_slice()
-}
-
-/// Appends the packed state to `buf`.
-#[must_use]
-pub fn pack_into(s: &State, buf: Vec<u8>) -> Vec<u8> {
-    postcard::to_extend(s, buf).expect("a state always encodes")
-}
-
-#[must_use]
-pub fn unpack(b: &[u8]) -> State {
-    postcard::from_bytes(b).expect("a packed state always decodes")
-}
+pub use crate::world::codec::{pack, pack_into, unpack};
 
 /// Every visited state, packed, in discovery order.
 #[derive(Default)]

@@ -159,9 +159,7 @@ pub struct LockClause {
 
 /// Row lock strengths, strongest first. InnoDB has only `Update` (X) and `Share` (S);
 /// `LOCK IN SHARE MODE` is `Share`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockMode {
     /// `FOR UPDATE`
     Update,

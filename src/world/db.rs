@@ -9,7 +9,7 @@ use crate::world::value::{Pid, Value};
 /// Invariant: rows are sorted by key and keys are unique; an uncommitted change exists only
 /// while its owner holds a lock on the row; commit numbers are dense (normalised after every
 /// step), so states that differ only in how many commits happened long ago are one state.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Db {
     /// Rows per table, in primary-key order.
     pub tables: Vec<Vec<Row>>,
@@ -20,18 +20,14 @@ pub struct Db {
 }
 
 /// An InnoDB gap lock: who holds it and which inserts it blocks.
-#[derive(
-    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Gap {
     pub table: u16,
     pub owner: Pid,
     pub range: GapRange,
 }
 
-#[derive(
-    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GapRange {
     /// Every gap of the table, the supremum included (a full scan at RR, MY-13).
     All,
@@ -53,7 +49,7 @@ impl GapRange {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Row {
     /// The primary-key value (primary keys are never updated).
     pub key: Value,
@@ -66,7 +62,7 @@ pub struct Row {
 }
 
 /// Row locks: who holds which mode, who waits in arrival order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RowLocks {
     pub held: Vec<(Pid, LockMode)>,
     pub queue: Vec<(Pid, LockMode)>,

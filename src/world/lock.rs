@@ -3,7 +3,7 @@
 use super::value::Pid;
 
 /// Invariant: the holder is never in the queue, and no pid is queued twice.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Lock {
     pub holder: Option<Pid>,
     pub queue: Vec<Pid>,

@@ -1,5 +1,6 @@
 //! The simulated components, each a pure value: `Clone + Eq + Hash`, no IO, no real time.
 
+pub mod codec;
 pub mod db;
 pub mod lock;
 pub mod permute;
@@ -14,7 +15,7 @@ use process::Proc;
 /// One global state: the world plus every process. Time is not stored: every deadline is
 /// relative to now, so states that differ only in the absolute time are one state.
 /// (`Default` is an empty world with no process, a placeholder.)
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub procs: Vec<Proc>,
     pub db: db::Db,

@@ -3,7 +3,7 @@
 use super::value::{Sym, Value};
 use crate::ir::{Isolation, LockMode};
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Proc {
     /// Index of the next op of its program.
     pub pc: u32,
@@ -42,7 +42,7 @@ pub struct Proc {
 
 /// A Redisson-style lock watchdog: renews `key` to `lease` every lease/3 while the key holds
 /// the process's id (WD-1..3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Watchdog {
     pub key: Sym,
     pub lease: u32,
@@ -51,7 +51,7 @@ pub struct Watchdog {
 }
 
 /// A database transaction as the server sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Txn {
     pub isolation: Isolation,
     /// Opened by `begin`; otherwise it is one autocommit statement's.
@@ -66,7 +66,7 @@ pub struct Txn {
     pub started: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
     /// Its next step can run.
     Ready,
@@ -86,7 +86,7 @@ pub enum Status {
     Failed(RunError),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Wait {
     /// In the queue of a mutex (index into `State::mutexes`); resumes when granted it.
     Mutex(u16),
@@ -106,7 +106,7 @@ pub enum Wait {
 }
 
 /// A mistake the model makes at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RunError {
     /// Arithmetic or comparison on nil or on values of different kinds.
     Type,

@@ -3,7 +3,7 @@
 use super::value::{Sym, Value};
 
 /// Invariant: keys are sorted by name and unique; a key whose TTL reached 0 is gone.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Redis {
     pub keys: Vec<Key>,
     /// A replica's replication stream: the primary's writes it has not applied yet, oldest
@@ -14,13 +14,13 @@ pub struct Redis {
 }
 
 /// One replicated write: the key's state after it (`None`: the key is gone).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Write {
     pub key: Sym,
     pub state: Option<(Value, Option<u32>)>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
     pub name: Sym,
     pub value: Value,

@@ -1,9 +1,7 @@
 //! Values held by processes, rows, keys and ghosts.
 
 /// An interned string; `Sym(0)` is always `OK`, Redis's reply to a successful `SET`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(pub u32);
 
 impl Sym {
@@ -12,9 +10,7 @@ impl Sym {
 
 /// A process id. It is a value of the world (lock owners, Redis lock tokens), never a string,
 /// so that a symmetry reduction can permute it.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pid(pub u16);
 
 impl Pid {
@@ -24,19 +20,7 @@ impl Pid {
     }
 }
 
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Value {
     /// SQL NULL, Redis nil.
     #[default]

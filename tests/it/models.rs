@@ -272,3 +272,31 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
         }
     }
 }
+
+/// Every state the built-in models reach (the first few thousand of each, every flavour)
+/// packs into bytes that unpack to the same state: the visited set and the frontier keep
+/// states only in packed form.
+#[test]
+fn every_reachable_state_survives_packing() {
+    use interlock::world::codec::{pack, unpack};
+    use interlock::world::State;
+    use std::collections::HashSet;
+    for path in all_models() {
+        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        for variant in model.variants().unwrap_or_else(|e| panic!("{e}")) {
+            let m = variant.ir();
+            let mut seen: HashSet<State> = HashSet::new();
+            let mut todo = vec![State::initial(m)];
+            let mut succ = Vec::new();
+            while let Some(s) = todo.pop() {
+                if seen.len() >= 3000 || !seen.insert(s.clone()) {
+                    continue;
+                }
+                let bytes = pack(&s);
+                assert_eq!(unpack(&bytes), s, "{}", path.display());
+                interlock::exec::successors(m, &s, &mut succ);
+                todo.extend(succ.drain(..).map(|(_, n)| n));
+            }
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! The compact binary form of a state, for the visited set and the frontier: each field in
+//! declaration order, integers as variable-length (LEB128, signed ones zig-zagged), enums as
+//! a tag byte, options and lists with a tag or length in front. A process at rest packs into
+//! a dozen bytes.
+//!
+//! Written for the search's hot path: a state is packed once per transition and unpacked
+//! once per expansion, and a general serialisation framework spent most of the search's time
+//! there (docs/explorer.md). Every struct lists its fields once (`pack_struct!`), in a struct
+//! literal, so a field added to a world type and not here is a compile error.
+
+use super::db::{Db, Gap, GapRange, Row, RowLocks};
+use super::lock::Lock;
+use super::process::{Proc, RunError, Status, Txn, Wait, Watchdog};
+use super::redis::{Key, Redis, Write};
+use super::value::{Pid, Sym, Value};
+use super::State;
+use crate::ir::{Isolation, LockMode};
+
+/// A part of a state that packs into bytes and back.
+pub trait Pack: Sized {
+    /// Appends the encoding of `self` to `out`.
+    fn put(&self, out: &mut Vec<u8>);
+    /// Reads one value back; the bytes must have come from [`Pack::put`].
+    fn take(r: &mut Reader<'_>) -> Self;
+}
+
+/// Appends the packed state to `out`.
+pub fn pack_into(s: &State, out: &mut Vec<u8>) {
+    out.reserve(16 + 24 * s.procs.len());
+    s.put(out);
+}
+
+/// A state packed on its own.
+#[must_use]
+pub fn pack(s: &State) -> Box<[u8]> {
+    let mut out = Vec::with_capacity(64);
+    s.put(&mut out);
+    out.into_boxed_slice()
+}
+
+/// The state `bytes` holds (as packed by [`pack`] or [`pack_into`]).
+///
+/// # Panics
+/// If the bytes are not a packed state: the search only unpacks what it packed.
+#[must_use]
+pub fn unpack(bytes: &[u8]) -> State {
+    let mut r = Reader { bytes };
+    let s = State::take(&mut r);
+    assert!(r.bytes.is_empty(), "a packed state has no trailing bytes");
+    s
+}
+
+/// The bytes still to read.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn byte(&mut self) -> u8 {
+        let (&b, rest) = self
+            .bytes
+            .split_first()
+            .expect("a packed state is complete");
+        self.bytes = rest;
+        b
+    }
+
+    fn varint(&mut self) -> u64 {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = self.byte();
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return v;
+            }
+            shift += 7;
+        }
+    }
+}
+
+#[inline]
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+impl Pack for u8 {
+    #[inline]
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(*self);
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        r.byte()
+    }
+}
+
+impl Pack for bool {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self));
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        r.byte() != 0
+    }
+}
+
+macro_rules! pack_unsigned {
+    ($($t:ty),*) => {$(
+        impl Pack for $t {
+            fn put(&self, out: &mut Vec<u8>) {
+                put_varint(out, u64::from(*self));
+            }
+            fn take(r: &mut Reader<'_>) -> Self {
+                r.varint() as $t
+            }
+        }
+    )*};
+}
+pack_unsigned!(u16, u32);
+
+macro_rules! pack_signed {
+    ($($t:ty),*) => {$(
+        impl Pack for $t {
+            fn put(&self, out: &mut Vec<u8>) {
+                put_varint(out, zigzag(i64::from(*self)));
+            }
+            fn take(r: &mut Reader<'_>) -> Self {
+                unzigzag(r.varint()) as $t
+            }
+        }
+    )*};
+}
+pack_signed!(i32, i64);
+
+impl<T: Pack> Pack for Option<T> {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            None => out.push(0),
+            Some(v) => {
+                out.push(1);
+                v.put(out);
+            }
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        (r.byte() != 0).then(|| T::take(r))
+    }
+}
+
+impl<T: Pack> Pack for Vec<T> {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.len() as u64);
+        for v in self {
+            v.put(out);
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        let n = r.varint() as usize;
+        (0..n).map(|_| T::take(r)).collect()
+    }
+}
+
+impl<T: Pack> Pack for Box<[T]> {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.len() as u64);
+        for v in self.iter() {
+            v.put(out);
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        Vec::take(r).into_boxed_slice()
+    }
+}
+
+impl<A: Pack, B: Pack> Pack for (A, B) {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out);
+        self.1.put(out);
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        let a = A::take(r);
+        (a, B::take(r))
+    }
+}
+
+/// A struct, field by field. The struct literal in `take` makes the list complete.
+macro_rules! pack_struct {
+    ($t:ident { $($f:ident),* $(,)? }) => {
+        impl Pack for $t {
+            fn put(&self, out: &mut Vec<u8>) {
+                $(self.$f.put(out);)*
+            }
+            fn take(r: &mut Reader<'_>) -> Self {
+                $t { $($f: Pack::take(r)),* }
+            }
+        }
+    };
+}
+
+/// An enum without data, as its discriminant. The match in `put` makes the list complete.
+macro_rules! pack_unit_enum {
+    ($t:ident { $($v:ident),* $(,)? }) => {
+        impl Pack for $t {
+            fn put(&self, out: &mut Vec<u8>) {
+                out.push(match self { $($t::$v => $t::$v as u8),* });
+            }
+            fn take(r: &mut Reader<'_>) -> Self {
+                let b = r.byte();
+                [$($t::$v),*]
+                    .into_iter()
+                    .find(|&v| v as u8 == b)
+                    .expect(concat!("a packed ", stringify!($t), " is one of its variants"))
+            }
+        }
+    };
+}
+
+impl Pack for Sym {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out);
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        Sym(u32::take(r))
+    }
+}
+
+impl Pack for Pid {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out);
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        Pid(u16::take(r))
+    }
+}
+
+impl Pack for Value {
+    fn put(&self, out: &mut Vec<u8>) {
+        match *self {
+            Value::Nil => out.push(0),
+            Value::Bool(b) => out.push(1 + u8::from(b)),
+            Value::Int(i) => {
+                out.push(3);
+                i.put(out);
+            }
+            Value::Str(s) => {
+                out.push(4);
+                s.put(out);
+            }
+            Value::Pid(p) => {
+                out.push(5);
+                p.put(out);
+            }
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        match r.byte() {
+            0 => Value::Nil,
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 => Value::Int(i64::take(r)),
+            4 => Value::Str(Sym::take(r)),
+            5 => Value::Pid(Pid::take(r)),
+            t => panic!("no value has tag {t}"),
+        }
+    }
+}
+
+pack_unit_enum!(Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable
+});
+pack_unit_enum!(LockMode {
+    Update,
+    NoKeyUpdate,
+    Share,
+    KeyShare
+});
+pack_unit_enum!(RunError {
+    Type,
+    DivideByZero,
+    Overflow,
+    UnlockNotHeld,
+    Relock,
+    KeyUpdate
+});
+
+impl Pack for Status {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Status::Ready => out.push(0),
+            Status::Busy(t) => {
+                out.push(1);
+                t.put(out);
+            }
+            Status::Waiting(w) => {
+                out.push(2);
+                w.put(out);
+            }
+            Status::Done(o) => {
+                out.push(3);
+                o.put(out);
+            }
+            Status::Errored(code) => {
+                out.push(4);
+                code.put(out);
+            }
+            Status::Crashed => out.push(5),
+            Status::Hung => out.push(6),
+            Status::Failed(e) => {
+                out.push(7);
+                e.put(out);
+            }
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        match r.byte() {
+            0 => Status::Ready,
+            1 => Status::Busy(Pack::take(r)),
+            2 => Status::Waiting(Pack::take(r)),
+            3 => Status::Done(Pack::take(r)),
+            4 => Status::Errored(Pack::take(r)),
+            5 => Status::Crashed,
+            6 => Status::Hung,
+            7 => Status::Failed(Pack::take(r)),
+            t => panic!("no status has tag {t}"),
+        }
+    }
+}
+
+impl Pack for Wait {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Wait::Mutex(l) => {
+                out.push(0);
+                l.put(out);
+            }
+            Wait::Row { table, key, mode } => {
+                out.push(1);
+                table.put(out);
+                key.put(out);
+                mode.put(out);
+            }
+            Wait::Gap { table, key } => {
+                out.push(2);
+                table.put(out);
+                key.put(out);
+            }
+            Wait::Replicas { server, need } => {
+                out.push(3);
+                server.put(out);
+                need.put(out);
+            }
+            Wait::Await { key } => {
+                out.push(4);
+                key.put(out);
+            }
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        match r.byte() {
+            0 => Wait::Mutex(Pack::take(r)),
+            1 => Wait::Row {
+                table: Pack::take(r),
+                key: Pack::take(r),
+                mode: Pack::take(r),
+            },
+            2 => Wait::Gap {
+                table: Pack::take(r),
+                key: Pack::take(r),
+            },
+            3 => Wait::Replicas {
+                server: Pack::take(r),
+                need: Pack::take(r),
+            },
+            4 => Wait::Await { key: Pack::take(r) },
+            t => panic!("no wait has tag {t}"),
+        }
+    }
+}
+
+impl Pack for GapRange {
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            GapRange::All => out.push(0),
+            GapRange::Between(lo, hi) => {
+                out.push(1);
+                lo.put(out);
+                hi.put(out);
+            }
+            GapRange::Value { column, value } => {
+                out.push(2);
+                column.put(out);
+                value.put(out);
+            }
+        }
+    }
+    fn take(r: &mut Reader<'_>) -> Self {
+        match r.byte() {
+            0 => GapRange::All,
+            1 => {
+                let lo = Pack::take(r);
+                GapRange::Between(lo, Pack::take(r))
+            }
+            2 => GapRange::Value {
+                column: Pack::take(r),
+                value: Pack::take(r),
+            },
+            t => panic!("no gap range has tag {t}"),
+        }
+    }
+}
+
+pack_struct!(Txn {
+    isolation,
+    explicit,
+    snapshot,
+    aborted,
+    weight,
+    started
+});
+pack_struct!(Watchdog {
+    key,
+    lease,
+    next_in
+});
+/// A process: where it is, its status and locals, then a bit set of the fields that differ
+/// from a fresh process's (most are `None` most of the time) and only those.
+impl Pack for Proc {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.pc.put(out);
+        self.status.put(out);
+        self.locals.put(out);
+        let rare = [
+            self.txn.is_some(),
+            self.candidates.is_some(),
+            self.error.is_some(),
+            self.check_in.is_some(),
+            self.timeout_in.is_some(),
+            self.paused.is_some(),
+            self.slack != 0,
+            self.drift != 0,
+            self.lose_reply,
+            self.last_write.is_some(),
+            self.watchdog.is_some(),
+            !self.reads.is_empty(),
+        ];
+        let bits = rare
+            .iter()
+            .enumerate()
+            .fold(0u16, |b, (i, &set)| b | (u16::from(set) << i));
+        bits.put(out);
+        if bits == 0 {
+            return;
+        }
+        let some = |i: usize| bits & (1 << i) != 0;
+        if some(0) {
+            self.txn.put_inner(out);
+        }
+        if some(1) {
+            self.candidates.put_inner(out);
+        }
+        if some(2) {
+            self.error.put_inner(out);
+        }
+        if some(3) {
+            self.check_in.put_inner(out);
+        }
+        if some(4) {
+            self.timeout_in.put_inner(out);
+        }
+        if some(5) {
+            self.paused.put_inner(out);
+        }
+        if some(6) {
+            self.slack.put(out);
+        }
+        if some(7) {
+            self.drift.put(out);
+        }
+        if some(9) {
+            self.last_write.put_inner(out);
+        }
+        if some(10) {
+            self.watchdog.put_inner(out);
+        }
+        if some(11) {
+            self.reads.put(out);
+        }
+    }
+
+    fn take(r: &mut Reader<'_>) -> Self {
+        let pc = Pack::take(r);
+        let status = Pack::take(r);
+        let locals: Box<[Value]> = Pack::take(r);
+        let mut p = Proc {
+            pc,
+            status,
+            ..Proc::new(0)
+        };
+        p.locals = locals;
+        let bits = u16::take(r);
+        if bits == 0 {
+            return p;
+        }
+        let some = |i: usize| bits & (1 << i) != 0;
+        p.txn = some(0).then(|| Pack::take(r));
+        p.candidates = some(1).then(|| Pack::take(r));
+        p.error = some(2).then(|| Pack::take(r));
+        p.check_in = some(3).then(|| Pack::take(r));
+        p.timeout_in = some(4).then(|| Pack::take(r));
+        p.paused = some(5).then(|| Pack::take(r));
+        if some(6) {
+            p.slack = Pack::take(r);
+        }
+        if some(7) {
+            p.drift = Pack::take(r);
+        }
+        p.lose_reply = some(8);
+        p.last_write = some(9).then(|| Pack::take(r));
+        p.watchdog = some(10).then(|| Pack::take(r));
+        if some(11) {
+            p.reads = Pack::take(r);
+        }
+        p
+    }
+}
+
+/// Puts the value of an option known to be `Some`.
+trait PutInner {
+    fn put_inner(&self, out: &mut Vec<u8>);
+}
+
+impl<T: Pack> PutInner for Option<T> {
+    #[inline]
+    fn put_inner(&self, out: &mut Vec<u8>) {
+        if let Some(v) = self {
+            v.put(out);
+        }
+    }
+}
+
+pack_struct!(RowLocks { held, queue });
+pack_struct!(Row {
+    key,
+    versions,
+    pending,
+    locks
+});
+pack_struct!(Gap {
+    table,
+    owner,
+    range
+});
+pack_struct!(Db { tables, seq, gaps });
+pack_struct!(Key { name, value, ttl });
+pack_struct!(Write { key, state });
+pack_struct!(Redis {
+    keys,
+    backlog,
+    down
+});
+pack_struct!(Lock { holder, queue });
+pack_struct!(State {
+    procs,
+    db,
+    redis,
+    primary,
+    epochs,
+    mutexes,
+    ghosts,
+    faults_used,
+    clock
+});

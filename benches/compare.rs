@@ -34,7 +34,8 @@
 //!   lift).
 //! - Seconds cover the check alone (not parsing, not the process start); the median of three
 //!   runs when a run takes less than a second, else one run.
-//! - For each model and tool, N goes 2, 3, … up to [`MAX_N`] until a run exceeds the limit.
+//! - For each model and tool, N goes 2, 3, … 10, then 12, 16, 24, 32, 48, … ([`sizes`]) until a
+//!   run exceeds the limit.
 //! - Each tool stops where it stops in use: interlock at the end of the BFS layer holding the
 //!   first violation, Stateright once it sees a violation (`HasDiscoveries::AnyFailures`,
 //!   looked at between batches of states, so it may go on past the first), loom and shuttle
@@ -51,9 +52,29 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The largest N tried, for the runs that never reach the time limit (a tool that stops at an
-/// early violation).
-const MAX_N: usize = 10;
+/// The largest N tried for a model that holds (see [`sizes`]).
+const MAX_N: usize = 4096;
+
+/// The largest N tried for a model that is violated: every tool stops at an early violation,
+/// so its runs never reach the time limit.
+const MAX_N_VIOLATED: usize = 10;
+
+/// The sizes tried, in order: every N up to 10, then (for models that hold) about half as
+/// many again each time, 12, 16, 24, 32, 48, 64, … up to [`MAX_N`], so that a tool that
+/// scales far gets there in a few runs.
+fn sizes(bench: Bench) -> Vec<usize> {
+    let mut out: Vec<usize> = (2..=MAX_N_VIOLATED).collect();
+    let mut n = 12;
+    while !bench.violated() && n <= MAX_N {
+        out.push(n);
+        n = if n.is_power_of_two() {
+            n + n / 2
+        } else {
+            n / 3 * 4
+        };
+    }
+    out
+}
 
 /// loom runs at most this many threads besides the main one (`loom::MAX_THREADS` is 5 in all).
 const LOOM_MAX_CLIENTS: usize = 4;
@@ -1385,7 +1406,7 @@ fn table(bench: Bench, rows: &[Row], limit: Duration) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<19} {:>2} {:>12} {:<24} {:>9} {:>8} {:>11}",
+        "{:<19} {:>4} {:>12} {:<24} {:>9} {:>8} {:>11}",
         "tool", "N", "states/execs", "verdict", "seconds", "peak MB", "x interlock"
     );
     let base = |n: usize| {
@@ -1405,7 +1426,7 @@ fn table(bench: Bench, rows: &[Row], limit: Duration) -> String {
                     .map_or("-".to_string(), |k| format!("{:.1}", k as f64 / 1024.0));
                 let _ = writeln!(
                     out,
-                    "{:<19} {:>2} {:>12} {:<24} {:>9} {:>8} {:>11}",
+                    "{:<19} {:>4} {:>12} {:<24} {:>9} {:>8} {:>11}",
                     r.tool.key(),
                     r.n,
                     m.count,
@@ -1416,7 +1437,7 @@ fn table(bench: Bench, rows: &[Row], limit: Duration) -> String {
                 );
             }
             Err(why) => {
-                let _ = writeln!(out, "{:<19} {:>2} {}", r.tool.key(), r.n, why);
+                let _ = writeln!(out, "{:<19} {:>4} {}", r.tool.key(), r.n, why);
             }
         }
     }
@@ -1427,7 +1448,7 @@ fn table(bench: Bench, rows: &[Row], limit: Duration) -> String {
             .filter(|r| r.tool == tool && r.what.is_ok())
             .map(|r| r.n)
             .max();
-        let capped = best == Some(MAX_N);
+        let capped = best == sizes(bench).last().copied();
         let _ = write!(
             out,
             " {} {}{};",
@@ -1437,10 +1458,66 @@ fn table(bench: Bench, rows: &[Row], limit: Duration) -> String {
         );
     }
     out.push('\n');
+    if !bench.violated() {
+        out.push_str(&targets(rows));
+    }
     if matches!(bench, Bench::M4a | Bench::M4b) {
         out.push_str(
             "note: loom and shuttle have no time; their M4 moves a logical clock in each \
              client's work step (see `ttl_lock`), not interlock's bounded timing.\n",
+        );
+    }
+    out
+}
+
+/// The issue's two measures against the fastest of Stateright (with symmetry), loom and
+/// shuttle: interlock's time at the largest N that all three finish (target: at least 5×
+/// shorter), and how much larger an N interlock finishes than the best of them (target: 2).
+fn targets(rows: &[Row]) -> String {
+    let others = [Tool::StaterightSymmetry, Tool::Loom, Tool::Shuttle];
+    let done = |tool: Tool, n: usize| {
+        rows.iter()
+            .find(|r| r.tool == tool && r.n == n)
+            .and_then(|r| r.what.as_ref().ok())
+    };
+    let largest = |tool: Tool| {
+        rows.iter()
+            .filter(|r| r.tool == tool && r.what.is_ok())
+            .map(|r| r.n)
+            .max()
+    };
+    let mut out = String::new();
+    let Some(common) = others.iter().map(|&t| largest(t)).min().flatten() else {
+        return "targets: some tool finishes no N\n".to_string();
+    };
+    let fastest = others
+        .iter()
+        .filter_map(|&t| done(t, common).map(|m| (t, m.seconds)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    match (done(Tool::Interlock, common), fastest) {
+        (Some(i), Some((t, secs))) => {
+            let _ = writeln!(
+                out,
+                "target 1: at N = {common}, the largest all of them finish, interlock {} s, \
+                 the fastest other ({}) {} s: {:.1}× (target 5×)",
+                fmt_seconds(i.seconds),
+                t.key(),
+                fmt_seconds(secs),
+                secs / i.seconds.max(1e-9)
+            );
+        }
+        _ => out.push_str("target 1: interlock did not finish that N\n"),
+    }
+    let best = others
+        .iter()
+        .filter_map(|&t| largest(t).map(|n| (t, n)))
+        .max_by_key(|&(_, n)| n);
+    if let (Some(i), Some((t, n))) = (largest(Tool::Interlock), best) {
+        let _ = writeln!(
+            out,
+            "target 2: interlock's largest N {i}, the best other's ({}) {n}: {:+} (target +2)",
+            t.key(),
+            i as i64 - n as i64
         );
     }
     out
@@ -1506,14 +1583,15 @@ fn main() {
     }
     let limit = limit_from_env();
     println!(
-        "interlock vs Stateright, loom, shuttle — limit {} s per run, N = 2..{MAX_N}",
+        "interlock vs Stateright, loom, shuttle — limit {} s per run, N = 2..10, then ×1.5 \
+         up to {MAX_N} for the models that hold",
         limit.as_secs_f64()
     );
     println!("{counts}");
     for bench in benches {
         let mut rows = Vec::new();
         for tool in TOOLS.into_iter().filter(|t| t.applies(bench)) {
-            for n in 2..=MAX_N {
+            for n in sizes(bench) {
                 if let Some(why) = tool.cannot(n) {
                     rows.push(Row {
                         tool,

@@ -147,20 +147,25 @@ impl Symmetry {
     /// Processes whose transitions mirror an earlier process's in `s`: same class, equal own
     /// state, and neither named anywhere in the world, so swapping the two maps `s` to
     /// itself. Their transitions lead to the same representatives and need not be taken.
+    ///
+    /// In a representative, a class's processes are in the order of their sort keys, so
+    /// equal processes sit side by side: each is compared with the previous unnamed one only
+    /// (linear, not quadratic, in the class size). Where that misses a mirror (a state that
+    /// is not a representative, or two keys that collide), the transition is taken, which
+    /// costs time, not soundness.
     pub fn mirrors(&self, s: &State, out: &mut Vec<bool>) {
         out.clear();
         out.resize(s.procs.len(), false);
         let named = referenced(s);
         for c in &self.classes {
-            for (i, &p) in c.iter().enumerate() {
+            let mut prev: Option<usize> = None;
+            for &p in c {
                 let p = p as usize;
                 if named[p] {
                     continue;
                 }
-                out[p] = c[..i].iter().any(|&q| {
-                    let q = q as usize;
-                    !named[q] && s.procs[q] == s.procs[p]
-                });
+                out[p] = prev.is_some_and(|q| s.procs[q] == s.procs[p]);
+                prev = Some(p);
             }
         }
     }

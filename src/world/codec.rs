@@ -100,15 +100,18 @@ impl Pack for u8 {
     fn put(&self, out: &mut Vec<u8>) {
         out.push(*self);
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         r.byte()
     }
 }
 
 impl Pack for bool {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         out.push(u8::from(*self));
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         r.byte() != 0
     }
@@ -117,9 +120,11 @@ impl Pack for bool {
 macro_rules! pack_unsigned {
     ($($t:ty),*) => {$(
         impl Pack for $t {
+            #[inline]
             fn put(&self, out: &mut Vec<u8>) {
                 put_varint(out, u64::from(*self));
             }
+            #[inline]
             fn take(r: &mut Reader<'_>) -> Self {
                 r.varint() as $t
             }
@@ -131,9 +136,11 @@ pack_unsigned!(u16, u32);
 macro_rules! pack_signed {
     ($($t:ty),*) => {$(
         impl Pack for $t {
+            #[inline]
             fn put(&self, out: &mut Vec<u8>) {
                 put_varint(out, zigzag(i64::from(*self)));
             }
+            #[inline]
             fn take(r: &mut Reader<'_>) -> Self {
                 unzigzag(r.varint()) as $t
             }
@@ -143,6 +150,7 @@ macro_rules! pack_signed {
 pack_signed!(i32, i64);
 
 impl<T: Pack> Pack for Option<T> {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             None => out.push(0),
@@ -152,18 +160,21 @@ impl<T: Pack> Pack for Option<T> {
             }
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         (r.byte() != 0).then(|| T::take(r))
     }
 }
 
 impl<T: Pack> Pack for Vec<T> {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         put_varint(out, self.len() as u64);
         for v in self {
             v.put(out);
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         let n = r.varint() as usize;
         (0..n).map(|_| T::take(r)).collect()
@@ -171,22 +182,26 @@ impl<T: Pack> Pack for Vec<T> {
 }
 
 impl<T: Pack> Pack for Box<[T]> {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         put_varint(out, self.len() as u64);
         for v in self.iter() {
             v.put(out);
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         Vec::take(r).into_boxed_slice()
     }
 }
 
 impl<A: Pack, B: Pack> Pack for (A, B) {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         self.0.put(out);
         self.1.put(out);
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         let a = A::take(r);
         (a, B::take(r))
@@ -197,9 +212,11 @@ impl<A: Pack, B: Pack> Pack for (A, B) {
 macro_rules! pack_struct {
     ($t:ident { $($f:ident),* $(,)? }) => {
         impl Pack for $t {
+            #[inline]
             fn put(&self, out: &mut Vec<u8>) {
                 $(self.$f.put(out);)*
             }
+            #[inline]
             fn take(r: &mut Reader<'_>) -> Self {
                 $t { $($f: Pack::take(r)),* }
             }
@@ -211,9 +228,11 @@ macro_rules! pack_struct {
 macro_rules! pack_unit_enum {
     ($t:ident { $($v:ident),* $(,)? }) => {
         impl Pack for $t {
+            #[inline]
             fn put(&self, out: &mut Vec<u8>) {
                 out.push(match self { $($t::$v => $t::$v as u8),* });
             }
+            #[inline]
             fn take(r: &mut Reader<'_>) -> Self {
                 let b = r.byte();
                 [$($t::$v),*]
@@ -226,24 +245,29 @@ macro_rules! pack_unit_enum {
 }
 
 impl Pack for Sym {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         self.0.put(out);
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         Sym(u32::take(r))
     }
 }
 
 impl Pack for Pid {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         self.0.put(out);
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         Pid(u16::take(r))
     }
 }
 
 impl Pack for Value {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match *self {
             Value::Nil => out.push(0),
@@ -262,6 +286,7 @@ impl Pack for Value {
             }
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         match r.byte() {
             0 => Value::Nil,
@@ -296,6 +321,7 @@ pack_unit_enum!(RunError {
 });
 
 impl Pack for Status {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             Status::Ready => out.push(0),
@@ -323,6 +349,7 @@ impl Pack for Status {
             }
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         match r.byte() {
             0 => Status::Ready,
@@ -339,6 +366,7 @@ impl Pack for Status {
 }
 
 impl Pack for Wait {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             Wait::Mutex(l) => {
@@ -367,6 +395,7 @@ impl Pack for Wait {
             }
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         match r.byte() {
             0 => Wait::Mutex(Pack::take(r)),
@@ -390,6 +419,7 @@ impl Pack for Wait {
 }
 
 impl Pack for GapRange {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             GapRange::All => out.push(0),
@@ -405,6 +435,7 @@ impl Pack for GapRange {
             }
         }
     }
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         match r.byte() {
             0 => GapRange::All,
@@ -437,6 +468,7 @@ pack_struct!(Watchdog {
 /// A process: where it is, its status and locals, then a bit set of the fields that differ
 /// from a fresh process's (most are `None` most of the time) and only those.
 impl Pack for Proc {
+    #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         self.pc.put(out);
         self.status.put(out);
@@ -499,6 +531,7 @@ impl Pack for Proc {
         }
     }
 
+    #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
         let pc = Pack::take(r);
         let status = Pack::take(r);

@@ -75,19 +75,17 @@ impl State {
         instances: &[u16],
         mutexes_per_instance: usize,
     ) -> State {
-        let mut procs: Vec<Option<Proc>> = self.procs.drain(..).map(Some).collect();
-        let back = perm.inverse();
-        self.procs = back
-            .new
-            .iter()
-            .map(|&old| {
-                let mut p = procs[old as usize]
-                    .take()
-                    .expect("a renaming is a bijection");
-                proc_values(perm, &mut p);
-                p
-            })
-            .collect();
+        // Move process `old` to `perm.new[old]` in place: follow each cycle of the
+        // renaming with swaps (`target[i]`: where the process now at `i` belongs).
+        let mut target = perm.new.clone();
+        for i in 0..self.procs.len() {
+            while target[i] as usize != i {
+                let t = target[i] as usize;
+                self.procs.swap(i, t);
+                target.swap(i, t);
+            }
+        }
+        self.procs.iter_mut().for_each(|p| proc_values(perm, p));
         let per = mutexes_per_instance;
         let mut mutexes = std::mem::take(&mut self.mutexes);
         self.mutexes = vec![Lock::default(); mutexes.len()];

@@ -51,7 +51,8 @@ struct Bfs<'m, 'f> {
     /// Fingerprint mode: the states of the layer being expanded and of the next one.
     frontier: Vec<Packed>,
     next: Vec<Packed>,
-    /// Per state (by index): the state it was found from and how.
+    /// Fingerprint mode, per state (by index): the state it was found from and how. (The
+    /// exact store finds paths from its own states: `switches::fewest`.)
     parents: Vec<(u32, Choice)>,
     /// Where each layer starts, by state index; the last entry is where the next one starts.
     bounds: Vec<usize>,
@@ -249,7 +250,9 @@ impl Bfs<'_, '_> {
         if !new {
             return (j, false);
         }
-        self.parents.push(from.unwrap_or((u32::MAX, Choice::Tick)));
+        if matches!(self.store, Store::Prints(_)) {
+            self.parents.push(from.unwrap_or((u32::MAX, Choice::Tick)));
+        }
         if let Some(p) = back {
             self.next.push(p);
             if j == 0 {

@@ -470,7 +470,7 @@ impl Parser<'_> {
         let name = self.name("a process name")?;
         let mut count = 1;
         if self.eat_punct("[") {
-            count = self.count("the number of processes", 1..=1000)? as usize;
+            count = self.count("the number of processes", 1..=10_000)? as usize;
             self.expect_punct("]")?;
         }
         let on = if self.eat_word("on") {

@@ -470,22 +470,40 @@ pack_struct!(Watchdog {
 impl Pack for Proc {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
-        self.pc.put(out);
-        self.status.put(out);
-        self.locals.put(out);
+        // Named in full (no `..`): a new field is a compile error here until it is packed.
+        let Proc {
+            pc,
+            status,
+            locals,
+            txn,
+            candidates,
+            error,
+            check_in,
+            timeout_in,
+            paused,
+            slack,
+            drift,
+            lose_reply,
+            last_write,
+            watchdog,
+            reads,
+        } = self;
+        pc.put(out);
+        status.put(out);
+        locals.put(out);
         let rare = [
-            self.txn.is_some(),
-            self.candidates.is_some(),
-            self.error.is_some(),
-            self.check_in.is_some(),
-            self.timeout_in.is_some(),
-            self.paused.is_some(),
-            self.slack != 0,
-            self.drift != 0,
-            self.lose_reply,
-            self.last_write.is_some(),
-            self.watchdog.is_some(),
-            !self.reads.is_empty(),
+            txn.is_some(),
+            candidates.is_some(),
+            error.is_some(),
+            check_in.is_some(),
+            timeout_in.is_some(),
+            paused.is_some(),
+            *slack != 0,
+            *drift != 0,
+            *lose_reply,
+            last_write.is_some(),
+            watchdog.is_some(),
+            !reads.is_empty(),
         ];
         let bits = rare
             .iter()
@@ -495,39 +513,22 @@ impl Pack for Proc {
         if bits == 0 {
             return;
         }
-        let some = |i: usize| bits & (1 << i) != 0;
-        if some(0) {
-            self.txn.put_inner(out);
+        txn.put_inner(out);
+        candidates.put_inner(out);
+        error.put_inner(out);
+        check_in.put_inner(out);
+        timeout_in.put_inner(out);
+        paused.put_inner(out);
+        if *slack != 0 {
+            slack.put(out);
         }
-        if some(1) {
-            self.candidates.put_inner(out);
+        if *drift != 0 {
+            drift.put(out);
         }
-        if some(2) {
-            self.error.put_inner(out);
-        }
-        if some(3) {
-            self.check_in.put_inner(out);
-        }
-        if some(4) {
-            self.timeout_in.put_inner(out);
-        }
-        if some(5) {
-            self.paused.put_inner(out);
-        }
-        if some(6) {
-            self.slack.put(out);
-        }
-        if some(7) {
-            self.drift.put(out);
-        }
-        if some(9) {
-            self.last_write.put_inner(out);
-        }
-        if some(10) {
-            self.watchdog.put_inner(out);
-        }
-        if some(11) {
-            self.reads.put(out);
+        last_write.put_inner(out);
+        watchdog.put_inner(out);
+        if !reads.is_empty() {
+            reads.put(out);
         }
     }
 
@@ -535,13 +536,13 @@ impl Pack for Proc {
     fn take(r: &mut Reader<'_>) -> Self {
         let pc = Pack::take(r);
         let status = Pack::take(r);
-        let locals: Box<[Value]> = Pack::take(r);
+        let locals = Pack::take(r);
         let mut p = Proc {
             pc,
             status,
+            locals,
             ..Proc::new(0)
         };
-        p.locals = locals;
         let bits = u16::take(r);
         if bits == 0 {
             return p;
@@ -569,7 +570,7 @@ impl Pack for Proc {
     }
 }
 
-/// Puts the value of an option known to be `Some`.
+/// Puts the value of an option, if it has one (its presence is in a bit set).
 trait PutInner {
     fn put_inner(&self, out: &mut Vec<u8>);
 }

@@ -1,10 +1,11 @@
 //! The breadth-first search loop: layer by layer, each layer expanded in batches (on several
 //! threads when asked) and merged into the visited set in order.
 
+use super::chunked::{Chunked, Packs};
 use super::parallel::map_chunks;
 use super::properties::{check, rank, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
-use super::store::{pack, pack_into, unpack, Packed, Store};
+use super::store::{pack, pack_into, unpack, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
 use crate::exec::Choice;
 use crate::ir::Model;
@@ -49,11 +50,15 @@ struct Bfs<'m, 'f> {
     opts: Options,
     store: Store,
     /// Fingerprint mode: the states of the layer being expanded and of the next one.
-    frontier: Vec<Packed>,
-    next: Vec<Packed>,
-    /// Fingerprint mode, per state (by index): the state it was found from and how. (The
-    /// exact store finds paths from its own states: `switches::fewest`.)
-    parents: Vec<(u32, Choice)>,
+    frontier: Packs,
+    next: Packs,
+    /// Fingerprint mode, per state (by index): the state it was found from, and which of
+    /// that state's transitions found it (`Expansion::ordinal`; `u16::MAX` for a place too
+    /// large, kept in `wide`). The path to a failure is replayed from these. (The exact
+    /// store finds paths from its own states: `switches::fewest`.)
+    parents: Chunked<u32>,
+    ordinals: Chunked<u16>,
+    wide: rustc_hash::FxHashMap<u32, usize>,
     /// Where each layer starts, by state index; the last entry is where the next one starts.
     bounds: Vec<usize>,
     found: Vec<(Failure, u32)>,
@@ -111,9 +116,11 @@ fn search(
         r,
         opts,
         store: Store::new(opts.fingerprints && !live),
-        frontier: Vec::new(),
-        next: Vec::new(),
-        parents: Vec::new(),
+        frontier: Packs::default(),
+        next: Packs::default(),
+        parents: Chunked::default(),
+        ordinals: Chunked::default(),
+        wide: rustc_hash::FxHashMap::default(),
         bounds: vec![0, 1],
         found: Vec::new(),
         edges: live.then(Vec::new),
@@ -161,6 +168,7 @@ impl Bfs<'_, '_> {
                         return Outcome::Incomplete { bound };
                     }
                 }
+                self.frontier.release_before(hi - start);
                 if let Some(bound) = self.report(end - hi) {
                     return Outcome::Incomplete { bound };
                 }
@@ -188,10 +196,7 @@ impl Bfs<'_, '_> {
     fn expand_batch(&self, start: usize, lo: usize, hi: usize) -> Vec<Expanded> {
         let batch: Vec<&[u8]> = match &self.store {
             Store::Exact(seen) => (lo..hi).map(|i| seen.packed(i)).collect(),
-            Store::Prints(_) => self.frontier[lo - start..hi - start]
-                .iter()
-                .map(|p| &p[..])
-                .collect(),
+            Store::Prints(_) => (lo..hi).map(|i| self.frontier.get(i - start)).collect(),
         };
         let r = &self.r;
         let results = map_chunks(self.opts.threads, batch.len(), CHUNK, |range| {
@@ -212,23 +217,24 @@ impl Bfs<'_, '_> {
     /// when `--max-states` is reached without a failure.
     fn merge(&mut self, i: usize, start: usize, mut e: Expanded) -> Option<Bound> {
         // The cycle proviso: a reduced expansion must lead somewhere new.
-        if e.exp.reduced && self.store.contains(&e.packed[e.succ[0].1.clone()]) {
+        if e.exp.reduced() && self.store.contains(&e.packed[e.succ[0].1.clone()]) {
             let s = match &self.store {
                 Store::Exact(seen) => seen.get(i),
-                Store::Prints(_) => unpack(&self.frontier[i - start]),
+                Store::Prints(_) => unpack(self.frontier.get(i - start)),
             };
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
             e = Expanded::new(self.r.m, exp, e.finished, &mut succ);
-        } else if e.exp.reduced {
+        } else if e.exp.reduced() {
             self.stats.ample += 1;
         }
         self.stats.transitions += e.succ.len();
         if let Some(edges) = &mut self.edges {
             edges.push(Vec::with_capacity(e.succ.len()));
         }
-        for (c, n, fails) in e.succ {
-            let (j, new) = self.visit(&e.packed[n], &fails, Some((i as u32, c)));
+        for (k, (c, n, fails)) in e.succ.into_iter().enumerate() {
+            let from = Some((i as u32, e.exp.ordinal(k)));
+            let (j, new) = self.visit(&e.packed[n], &fails, from);
             if let Some(edges) = &mut self.edges {
                 edges[i].push((c, j as u32));
             }
@@ -243,20 +249,26 @@ impl Bfs<'_, '_> {
         None
     }
 
-    /// Adds a packed state, which breaks `fails`, to the visited set. Returns its index and
-    /// whether it is new.
-    fn visit(&mut self, n: &[u8], fails: &[Failure], from: Option<(u32, Choice)>) -> (usize, bool) {
-        let (j, back, new) = self.store.insert(n);
+    /// Adds a packed state, which breaks `fails`, to the visited set: found from state
+    /// `from.0` by the transition in place `from.1` (`None` for the initial state). Returns
+    /// its index and whether it is new.
+    fn visit(&mut self, n: &[u8], fails: &[Failure], from: Option<(u32, usize)>) -> (usize, bool) {
+        let (j, new) = self.store.insert(n);
         if !new {
             return (j, false);
         }
         if matches!(self.store, Store::Prints(_)) {
-            self.parents.push(from.unwrap_or((u32::MAX, Choice::Tick)));
-        }
-        if let Some(p) = back {
-            self.next.push(p);
+            let (parent, ordinal) = from.unwrap_or((u32::MAX, 0));
+            self.parents.push(parent);
+            let short = u16::try_from(ordinal).unwrap_or(u16::MAX);
+            if short == u16::MAX {
+                self.wide.insert(j as u32, ordinal);
+            }
+            self.ordinals.push(short);
             if j == 0 {
-                self.frontier = std::mem::take(&mut self.next);
+                self.frontier.push(n);
+            } else {
+                self.next.push(n);
             }
         }
         self.found.extend(fails.iter().map(|&f| (f, j as u32)));
@@ -270,7 +282,10 @@ impl Bfs<'_, '_> {
             transitions: self.stats.transitions,
             depth: self.stats.depth,
             queue: left + (self.store.len() - self.bounds[self.bounds.len() - 1]),
-            store_bytes: self.store.bytes(),
+            store_bytes: self.store.bytes()
+                + self.frontier.bytes()
+                + self.next.bytes()
+                + self.parents.len() * 6,
         };
         (self.monitor)(&p)
     }
@@ -319,14 +334,20 @@ impl Bfs<'_, '_> {
         self.r.failed(best, &path)
     }
 
+    /// The path to state `j` in fingerprint mode: the transitions' places, from the
+    /// parent links, replayed from the initial state.
     fn parent_path(&self, mut j: u32) -> Vec<Choice> {
-        let mut path = Vec::new();
+        let mut ordinals = Vec::new();
         while j != 0 {
-            let (from, c) = self.parents[j as usize];
-            path.push(c);
-            j = from;
+            let short = self.ordinals.get(j as usize);
+            ordinals.push(if short == u16::MAX {
+                self.wide[&j]
+            } else {
+                usize::from(short)
+            });
+            j = self.parents.get(j as usize);
         }
-        path.reverse();
-        path
+        ordinals.reverse();
+        self.r.replay(&ordinals)
     }
 }

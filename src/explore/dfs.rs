@@ -54,9 +54,9 @@ pub fn search(
                 };
                 return (r.failed(f, &path), stats);
             }
-            if exp.reduced && store.contains(&pack(&succ[0].1)) {
+            if exp.reduced() && store.contains(&pack(&succ[0].1)) {
                 r.expand(&s, false, &mut sc, &mut succ);
-            } else if exp.reduced {
+            } else if exp.reduced() {
                 stats.ample += 1;
             }
             stats.transitions += succ.len();

@@ -2,6 +2,7 @@
 //! first counterexample found is a shortest one.
 
 mod bfs;
+mod chunked;
 mod dfs;
 mod liveness;
 mod parallel;

@@ -24,8 +24,24 @@ pub struct Expansion {
     /// How many transitions of the unreduced state are progress (process steps, time): none,
     /// with unfinished processes, is a deadlock.
     pub progress: usize,
+    /// Partial-order reduction kept one transition of several: this one, by its place
+    /// among all the state's transitions.
+    pub ample: Option<usize>,
+}
+
+impl Expansion {
     /// Partial-order reduction kept one transition of several.
-    pub reduced: bool,
+    #[must_use]
+    pub fn reduced(&self) -> bool {
+        self.ample.is_some()
+    }
+
+    /// The place among all the state's transitions (what [`Reducer::replay`] takes) of
+    /// transition `i` of the expansion.
+    #[must_use]
+    pub fn ordinal(&self, i: usize) -> usize {
+        self.ample.unwrap_or(i)
+    }
 }
 
 /// Buffers one expanding thread reuses.
@@ -98,10 +114,7 @@ impl<'m> Reducer<'m> {
                 *n = self.canon(std::mem::take(n)).0;
             }
         }
-        Expansion {
-            progress,
-            reduced: ample.is_some(),
-        }
+        Expansion { progress, ample }
     }
 
     /// Every transition out of representative `s` (no partial-order reduction, mirrors
@@ -115,6 +128,27 @@ impl<'m> Reducer<'m> {
             let (t, p) = self.canon(n);
             out.push((c, t, p));
         }
+    }
+
+    /// The transitions between representatives that a path of ordinals takes from the
+    /// initial state: each ordinal is a transition's place among all the transitions of
+    /// the representative reached so far (mirrors left out), as [`Expansion::ordinal`]
+    /// gives it. A fingerprint search keeps these instead of the transitions themselves.
+    #[must_use]
+    pub fn replay(&self, ordinals: &[usize]) -> Vec<Choice> {
+        let mut sc = Scratch::default();
+        let mut rep = self.initial();
+        let mut path = Vec::with_capacity(ordinals.len());
+        for &k in ordinals {
+            if let Some(sym) = &self.sym {
+                sym.mirrors(&rep, &mut sc.mirrors);
+            }
+            successors_except(self.m, &rep, &sc.mirrors, &mut sc.full);
+            let (c, next) = sc.full.swap_remove(k);
+            path.push(c);
+            rep = self.canon(next).0;
+        }
+        path
     }
 
     /// The initial state's representative.

@@ -93,18 +93,14 @@ impl Store {
     }
 
     /// Visits a packed state: its index (in fingerprint mode only for a new state;
-    /// `usize::MAX` otherwise) and, for a new state in fingerprint mode, the packed state
-    /// back, since the store does not keep it.
-    pub fn insert(&mut self, p: &[u8]) -> (usize, Option<Packed>, bool) {
+    /// `usize::MAX` otherwise) and whether it is new. In fingerprint mode the store keeps
+    /// nothing of the state itself: the search keeps the new ones it must expand.
+    pub fn insert(&mut self, p: &[u8]) -> (usize, bool) {
         match self {
-            Store::Exact(seen) => {
-                let (i, new) = seen.insert_full(p);
-                (i, None, new)
-            }
+            Store::Exact(seen) => seen.insert_full(p),
             Store::Prints(set) => {
                 let new = set.insert(fingerprint(p));
-                let i = if new { set.len() - 1 } else { usize::MAX };
-                (i, new.then(|| Box::from(p)), new)
+                (if new { set.len() - 1 } else { usize::MAX }, new)
             }
         }
     }

@@ -1,0 +1,148 @@
+//! Append-only storage in fixed-size chunks, for what a fingerprint search keeps per state
+//! (parent links) and per frontier state (packed bytes). A doubling vector holds up to twice
+//! what it stores, and three times while it moves; chunks grow without moving anything, and
+//! a frontier's chunks are released as soon as the search has read them.
+
+/// Values per chunk of [`Chunked`].
+const CHUNK: usize = 1 << 16;
+
+/// Bytes per block of [`Packs`] (a longer packed state gets a block of its own size).
+const BLOCK: usize = 1 << 20;
+
+/// Values appended one by one and read by index.
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T: Copy> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy> Chunked<T> {
+    pub fn push(&mut self, v: T) {
+        if self.len % CHUNK == 0 {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks.last_mut().expect("a chunk was added").push(v);
+        self.len += 1;
+    }
+
+    /// Value number `i` (< `len`).
+    #[must_use]
+    pub fn get(&self, i: usize) -> T {
+        self.chunks[i / CHUNK][i % CHUNK]
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Packed states appended one after another into large blocks, read by position. The blocks
+/// before a position can be released once the states there have been read.
+#[derive(Default)]
+pub struct Packs {
+    blocks: Vec<Vec<u8>>,
+    /// Per state: its block and where it starts there (it ends where the next one in the
+    /// same block starts, or at the end of the block).
+    at: Chunked<(u32, u32)>,
+}
+
+impl Packs {
+    pub fn push(&mut self, p: &[u8]) {
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.len() + p.len() <= b.capacity());
+        if !fits {
+            self.blocks.push(Vec::with_capacity(BLOCK.max(p.len())));
+        }
+        let b = self.blocks.len() - 1;
+        self.at.push((b as u32, self.blocks[b].len() as u32));
+        self.blocks[b].extend_from_slice(p);
+    }
+
+    /// State number `i`, which must not have been released.
+    #[must_use]
+    pub fn get(&self, i: usize) -> &[u8] {
+        let (b, start) = self.at.get(i);
+        let block = &self.blocks[b as usize];
+        let end = match (i + 1 < self.at.len()).then(|| self.at.get(i + 1)) {
+            Some((next, s)) if next == b => s as usize,
+            _ => block.len(),
+        };
+        &block[start as usize..end]
+    }
+
+    /// Frees the blocks that hold only states before number `i`.
+    pub fn release_before(&mut self, i: usize) {
+        let first_kept = if i < self.at.len() {
+            self.at.get(i).0 as usize
+        } else {
+            self.blocks.len()
+        };
+        for block in &mut self.blocks[..first_kept] {
+            *block = Vec::new();
+        }
+    }
+
+    /// Bytes held (blocks and positions).
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.blocks.iter().map(Vec::capacity).sum::<usize>()
+            + self.at.len() * std::mem::size_of::<(u32, u32)>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_values_come_back_by_index_across_chunks() {
+        let mut c = Chunked::default();
+        for i in 0..(2 * CHUNK + 5) as u32 {
+            c.push(i);
+        }
+        assert_eq!(c.len(), 2 * CHUNK + 5);
+        assert_eq!(c.get(0), 0);
+        assert_eq!(c.get(CHUNK), CHUNK as u32);
+        assert_eq!(c.get(2 * CHUNK + 4), (2 * CHUNK + 4) as u32);
+    }
+
+    #[test]
+    fn packs_come_back_whole_and_released_blocks_are_freed() {
+        let mut p = Packs::default();
+        let states: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| vec![(i % 251) as u8; 1 + (i as usize * 7919) % 997])
+            .collect();
+        let big = vec![7u8; BLOCK + 3];
+        for s in &states {
+            p.push(s);
+        }
+        p.push(&big);
+        p.push(&[]);
+        for (i, s) in states.iter().enumerate() {
+            assert_eq!(p.get(i), &s[..], "state {i}");
+        }
+        assert_eq!(p.get(3000), &big[..]);
+        assert_eq!(p.get(3001), &[] as &[u8]);
+        let before = p.bytes();
+        p.release_before(2000);
+        for (i, s) in states.iter().enumerate().skip(2000) {
+            assert_eq!(p.get(i), &s[..], "state {i} after the release");
+        }
+        // The big state has a block of its own: every block before it goes.
+        p.release_before(3000);
+        assert!(p.bytes() + 2 * BLOCK <= before, "{} of {before}", p.bytes());
+        assert_eq!(p.get(3000), &big[..]);
+        assert_eq!(p.get(3001), &[] as &[u8]);
+    }
+}

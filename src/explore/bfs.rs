@@ -1,7 +1,7 @@
 //! The breadth-first search loop: layer by layer, each layer expanded in batches (on several
 //! threads when asked) and merged into the visited set in order.
 
-use super::chunked::{Chunked, Packs};
+use super::chunked::{Links, Packs};
 use super::parallel::map_chunks;
 use super::properties::{check, rank, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
@@ -53,12 +53,10 @@ struct Bfs<'m, 'f> {
     frontier: Packs,
     next: Packs,
     /// Fingerprint mode, per state (by index): the state it was found from, and which of
-    /// that state's transitions found it (`Expansion::ordinal`; `u16::MAX` for a place too
-    /// large, kept in `wide`). The path to a failure is replayed from these. (The exact
-    /// store finds paths from its own states: `switches::fewest`.)
-    parents: Chunked<u32>,
-    ordinals: Chunked<u16>,
-    wide: rustc_hash::FxHashMap<u32, usize>,
+    /// that state's transitions found it (`Expansion::ordinal`). The path to a failure is
+    /// replayed from these. (The exact store finds paths from its own states:
+    /// `switches::fewest`.)
+    links: Links,
     /// Where each layer starts, by state index; the last entry is where the next one starts.
     bounds: Vec<usize>,
     found: Vec<(Failure, u32)>,
@@ -118,9 +116,7 @@ fn search(
         store: Store::new(opts.fingerprints && !live),
         frontier: Packs::default(),
         next: Packs::default(),
-        parents: Chunked::default(),
-        ordinals: Chunked::default(),
-        wide: rustc_hash::FxHashMap::default(),
+        links: Links::default(),
         bounds: vec![0, 1],
         found: Vec::new(),
         edges: live.then(Vec::new),
@@ -259,12 +255,7 @@ impl Bfs<'_, '_> {
         }
         if matches!(self.store, Store::Prints(_)) {
             let (parent, ordinal) = from.unwrap_or((u32::MAX, 0));
-            self.parents.push(parent);
-            let short = u16::try_from(ordinal).unwrap_or(u16::MAX);
-            if short == u16::MAX {
-                self.wide.insert(j as u32, ordinal);
-            }
-            self.ordinals.push(short);
+            self.links.push(parent, ordinal);
             if j == 0 {
                 self.frontier.push(n);
             } else {
@@ -285,7 +276,7 @@ impl Bfs<'_, '_> {
             store_bytes: self.store.bytes()
                 + self.frontier.bytes()
                 + self.next.bytes()
-                + self.parents.len() * 6,
+                + self.links.bytes(),
         };
         (self.monitor)(&p)
     }
@@ -339,13 +330,9 @@ impl Bfs<'_, '_> {
     fn parent_path(&self, mut j: u32) -> Vec<Choice> {
         let mut ordinals = Vec::new();
         while j != 0 {
-            let short = self.ordinals.get(j as usize);
-            ordinals.push(if short == u16::MAX {
-                self.wide[&j]
-            } else {
-                usize::from(short)
-            });
-            j = self.parents.get(j as usize);
+            let (parent, ordinal) = self.links.get(j);
+            ordinals.push(ordinal);
+            j = parent;
         }
         ordinals.reverse();
         self.r.replay(&ordinals)

@@ -45,6 +45,44 @@ impl<T: Copy> Chunked<T> {
     }
 }
 
+/// Per state, in the order states are found: the state it was found from and the place of
+/// the transition among that state's transitions. Six bytes a state: a place too large for
+/// 16 bits (a state with 65,535 transitions or more) is kept in a side map.
+#[derive(Default)]
+pub struct Links {
+    parents: Chunked<u32>,
+    places: Chunked<u16>,
+    wide: rustc_hash::FxHashMap<u32, usize>,
+}
+
+impl Links {
+    pub fn push(&mut self, parent: u32, place: usize) {
+        let short = u16::try_from(place).unwrap_or(u16::MAX);
+        if short == u16::MAX {
+            self.wide.insert(self.parents.len() as u32, place);
+        }
+        self.parents.push(parent);
+        self.places.push(short);
+    }
+
+    /// The link of state `j`: its parent and the place of the transition.
+    #[must_use]
+    pub fn get(&self, j: u32) -> (u32, usize) {
+        let short = self.places.get(j as usize);
+        let place = if short == u16::MAX {
+            self.wide[&j]
+        } else {
+            usize::from(short)
+        };
+        (self.parents.get(j as usize), place)
+    }
+
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.parents.len() * 6 + self.wide.capacity() * 16
+    }
+}
+
 /// Packed states appended one after another into large blocks, read by position. The blocks
 /// before a position can be released once the states there have been read.
 #[derive(Default)]
@@ -115,6 +153,18 @@ mod tests {
         assert_eq!(c.get(0), 0);
         assert_eq!(c.get(CHUNK), CHUNK as u32);
         assert_eq!(c.get(2 * CHUNK + 4), (2 * CHUNK + 4) as u32);
+    }
+
+    #[test]
+    fn links_keep_places_of_any_size() {
+        let mut l = Links::default();
+        let places = [0, 1, 65_534, 65_535, 65_536, 1 << 20, 7];
+        for (j, &place) in places.iter().enumerate() {
+            l.push(j as u32 * 3, place);
+        }
+        for (j, &place) in places.iter().enumerate() {
+            assert_eq!(l.get(j as u32), (j as u32 * 3, place));
+        }
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The compact binary form of a state, for the visited set and the frontier: each field in
 //! declaration order, integers as variable-length (LEB128, signed ones zig-zagged), enums as
-//! a tag byte, options and lists with a tag or length in front. A process at rest packs into
-//! a dozen bytes.
+//! a tag byte, options and lists with a tag or length in front. A process has, after its
+//! position, status and locals, a bit set of the fields that are off their default, and only
+//! those follow: a process at rest packs into about seven bytes.
 //!
 //! Written for the search's hot path: a state is packed once per transition and unpacked
-//! once per expansion, and a general serialisation framework spent most of the search's time
+//! once per expansion, and a general serialisation framework spent much of the search's time
 //! there (docs/explorer.md). Every struct lists its fields once (`pack_struct!`), in a struct
-//! literal, so a field added to a world type and not here is a compile error.
+//! literal, and `Proc` names all its fields in a pattern, so a field added to a world type
+//! and not here is a compile error.
 
 use super::db::{Db, Gap, GapRange, Row, RowLocks};
 use super::lock::Lock;

@@ -168,13 +168,19 @@ impl<T: Pack> Pack for Option<T> {
     }
 }
 
+/// A list: its length, then its items.
+#[inline]
+fn put_list<T: Pack>(items: &[T], out: &mut Vec<u8>) {
+    put_varint(out, items.len() as u64);
+    for v in items {
+        v.put(out);
+    }
+}
+
 impl<T: Pack> Pack for Vec<T> {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.len() as u64);
-        for v in self {
-            v.put(out);
-        }
+        put_list(self, out);
     }
     #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
@@ -186,10 +192,7 @@ impl<T: Pack> Pack for Vec<T> {
 impl<T: Pack> Pack for Box<[T]> {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.len() as u64);
-        for v in self.iter() {
-            v.put(out);
-        }
+        put_list(self, out);
     }
     #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
@@ -246,27 +249,22 @@ macro_rules! pack_unit_enum {
     };
 }
 
-impl Pack for Sym {
-    #[inline]
-    fn put(&self, out: &mut Vec<u8>) {
-        self.0.put(out);
-    }
-    #[inline]
-    fn take(r: &mut Reader<'_>) -> Self {
-        Sym(u32::take(r))
-    }
+/// A one-field tuple struct, as its field.
+macro_rules! pack_newtype {
+    ($($t:ident($inner:ty)),* $(,)?) => {$(
+        impl Pack for $t {
+            #[inline]
+            fn put(&self, out: &mut Vec<u8>) {
+                self.0.put(out);
+            }
+            #[inline]
+            fn take(r: &mut Reader<'_>) -> Self {
+                $t(<$inner>::take(r))
+            }
+        }
+    )*};
 }
-
-impl Pack for Pid {
-    #[inline]
-    fn put(&self, out: &mut Vec<u8>) {
-        self.0.put(out);
-    }
-    #[inline]
-    fn take(r: &mut Reader<'_>) -> Self {
-        Pid(u16::take(r))
-    }
-}
+pack_newtype!(Sym(u32), Pid(u16));
 
 impl Pack for Value {
     #[inline]

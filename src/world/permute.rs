@@ -3,7 +3,6 @@
 //! renamed to match. Symmetry reduction stores one arrangement per class of states.
 
 use super::db::{Db, GapRange};
-use super::lock::Lock;
 use super::process::{Proc, Wait};
 use super::redis::Redis;
 use super::value::{Pid, Value};
@@ -75,29 +74,33 @@ impl State {
         instances: &[u16],
         mutexes_per_instance: usize,
     ) -> State {
-        // Move process `old` to `perm.new[old]` in place: follow each cycle of the
-        // renaming with swaps (`target[i]`: where the process now at `i` belongs).
-        let mut target = perm.new.clone();
-        for i in 0..self.procs.len() {
-            while target[i] as usize != i {
-                let t = target[i] as usize;
-                self.procs.swap(i, t);
-                target.swap(i, t);
-            }
-        }
+        move_to(&mut self.procs, |old| perm.new[old] as usize);
         self.procs.iter_mut().for_each(|p| proc_values(perm, p));
         let per = mutexes_per_instance;
-        let mut mutexes = std::mem::take(&mut self.mutexes);
-        self.mutexes = vec![Lock::default(); mutexes.len()];
-        for (i, l) in mutexes.iter_mut().enumerate() {
-            let mut l = std::mem::take(l);
+        move_to(&mut self.mutexes, |i| {
+            instances[i / per] as usize * per + i % per
+        });
+        for l in &mut self.mutexes {
             l.holder = l.holder.map(|h| perm.apply(h));
             l.queue.iter_mut().for_each(|q| *q = perm.apply(*q));
-            self.mutexes[instances[i / per] as usize * per + i % per] = l;
         }
         db(perm, &mut self.db);
         self.redis.iter_mut().for_each(|r| redis(perm, r));
         self
+    }
+}
+
+/// Moves the item at each index `i` to index `dest(i)` (a bijection), in place: each cycle
+/// of the renaming is followed with swaps.
+fn move_to<T>(items: &mut [T], dest: impl Fn(usize) -> usize) {
+    // `target[i]`: where the item now at `i` belongs.
+    let mut target: Vec<usize> = (0..items.len()).map(dest).collect();
+    for i in 0..items.len() {
+        while target[i] != i {
+            let t = target[i];
+            items.swap(i, t);
+            target.swap(i, t);
+        }
     }
 }
 
@@ -179,5 +182,13 @@ mod tests {
         assert!(p.after(&p.inverse()).is_identity());
         assert_eq!(p.after(&p).new, vec![1, 2, 0]);
         assert_eq!(p.apply(Pid(0)), Pid(2));
+    }
+
+    #[test]
+    fn move_to_puts_each_item_at_its_destination() {
+        let dest = [3, 0, 4, 1, 2, 5];
+        let mut items = ['a', 'b', 'c', 'd', 'e', 'f'];
+        move_to(&mut items, |i| dest[i]);
+        assert_eq!(items, ['b', 'd', 'e', 'a', 'c', 'f']);
     }
 }

@@ -277,14 +277,7 @@ fn referenced(s: &State) -> Vec<bool> {
             named[p.index()] = true;
         }
     };
-    for p in &s.procs {
-        p.locals.iter().for_each(|&x| v(x));
-        p.candidates.iter().flatten().for_each(|&x| v(x));
-        p.reads.iter().for_each(|&(_, x)| v(x));
-        if let Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) = p.status {
-            v(key);
-        }
-    }
+    s.procs.iter().flat_map(Proc::values).for_each(&mut v);
     for node in &s.redis {
         node.keys.iter().for_each(|k| v(k.value));
         node.backlog

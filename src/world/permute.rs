@@ -3,7 +3,6 @@
 //! renamed to match. Symmetry reduction stores one arrangement per class of states.
 
 use super::db::{Db, GapRange};
-use super::process::{Proc, Wait};
 use super::redis::Redis;
 use super::value::{Pid, Value};
 use super::State;
@@ -75,7 +74,9 @@ impl State {
         mutexes_per_instance: usize,
     ) -> State {
         move_to(&mut self.procs, |old| perm.new[old] as usize);
-        self.procs.iter_mut().for_each(|p| proc_values(perm, p));
+        for p in &mut self.procs {
+            p.values_mut(|v| *v = perm.value(*v));
+        }
         let per = mutexes_per_instance;
         move_to(&mut self.mutexes, |i| {
             instances[i / per] as usize * per + i % per
@@ -100,22 +101,6 @@ fn move_to<T>(items: &mut [T], dest: impl Fn(usize) -> usize) {
             let t = target[i];
             items.swap(i, t);
             target.swap(i, t);
-        }
-    }
-}
-
-fn proc_values(perm: &Perm, p: &mut Proc) {
-    perm.values(&mut p.locals);
-    if let Some(c) = &mut p.candidates {
-        perm.values(c);
-    }
-    for (_, v) in &mut p.reads {
-        *v = perm.value(*v);
-    }
-    if let super::process::Status::Waiting(w) = &mut p.status {
-        match w {
-            Wait::Row { key, .. } | Wait::Gap { key, .. } => *key = perm.value(*key),
-            Wait::Mutex(_) | Wait::Replicas { .. } | Wait::Await { .. } => {}
         }
     }
 }

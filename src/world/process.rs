@@ -150,6 +150,34 @@ impl Status {
 }
 
 impl Proc {
+    /// Every value the process holds that may be a process id: its locals, a waiting
+    /// statement's candidate keys, its SERIALIZABLE reads, the key of the row or gap it
+    /// waits for. (What symmetry reduction must rename, or must see named.)
+    pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
+        let key = match self.status {
+            Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) => Some(key),
+            _ => None,
+        };
+        self.locals
+            .iter()
+            .copied()
+            .chain(self.candidates.iter().flatten().copied())
+            .chain(self.reads.iter().map(|&(_, v)| v))
+            .chain(key)
+    }
+
+    /// Calls `f` on each of the [`Proc::values`], to change it.
+    pub fn values_mut(&mut self, mut f: impl FnMut(&mut Value)) {
+        self.locals.iter_mut().for_each(&mut f);
+        if let Some(c) = &mut self.candidates {
+            c.iter_mut().for_each(&mut f);
+        }
+        self.reads.iter_mut().for_each(|(_, v)| f(v));
+        if let Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) = &mut self.status {
+            f(key);
+        }
+    }
+
     /// A process at the start of its program.
     #[must_use]
     pub fn new(locals: usize) -> Self {

@@ -17,34 +17,31 @@ fn interlock(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Checks the 100-buyer model under a limit that stops it at once; returns the output.
+fn stopped_by(flag: &str, value: &str, verdict: &str) -> String {
+    let model = "models/scale/buyers-100-for-update.model";
+    let (code, out, _) = interlock(&["check", model, flag, value]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(verdict), "{out}");
+    out
+}
+
 #[test]
 fn a_time_limit_ends_in_incomplete() {
-    let (code, out, _) = interlock(&[
-        "check",
-        "models/scale/buyers-100-for-update.model",
+    let out = stopped_by(
         "--time-limit",
         "0",
-    ]);
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("incomplete (stopped at --time-limit 0s)"),
-        "{out}"
+        "incomplete (stopped at --time-limit 0s)",
     );
     assert!(out.contains("NOT MET"), "{out}");
 }
 
 #[test]
 fn a_memory_limit_ends_in_incomplete() {
-    let (code, out, _) = interlock(&[
-        "check",
-        "models/scale/buyers-100-for-update.model",
+    stopped_by(
         "--max-memory",
         "1",
-    ]);
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("incomplete (stopped at --max-memory 1 (MiB))"),
-        "{out}"
+        "incomplete (stopped at --max-memory 1 (MiB))",
     );
 }
 

@@ -277,7 +277,7 @@ fn referenced(s: &State) -> Vec<bool> {
             named[p.index()] = true;
         }
     };
-    s.procs.iter().flat_map(Proc::values).for_each(&mut v);
+    s.procs.iter().for_each(|p| p.values(&mut v));
     for node in &s.redis {
         node.keys.iter().for_each(|k| v(k.value));
         node.backlog

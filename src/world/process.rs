@@ -150,20 +150,16 @@ impl Status {
 }
 
 impl Proc {
-    /// Every value the process holds that may be a process id: its locals, a waiting
-    /// statement's candidate keys, its SERIALIZABLE reads, the key of the row or gap it
-    /// waits for. (What symmetry reduction must rename, or must see named.)
-    pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
-        let key = match self.status {
-            Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) => Some(key),
-            _ => None,
-        };
-        self.locals
-            .iter()
-            .copied()
-            .chain(self.candidates.iter().flatten().copied())
-            .chain(self.reads.iter().map(|&(_, v)| v))
-            .chain(key)
+    /// Calls `f` on every value the process holds that may be a process id: its locals, a
+    /// waiting statement's candidate keys, its SERIALIZABLE reads, the key of the row or gap
+    /// it waits for. (What symmetry reduction must rename, or must see named.)
+    pub fn values(&self, mut f: impl FnMut(Value)) {
+        self.locals.iter().for_each(|&v| f(v));
+        self.candidates.iter().flatten().for_each(|&v| f(v));
+        self.reads.iter().for_each(|&(_, v)| f(v));
+        if let Status::Waiting(Wait::Row { key, .. } | Wait::Gap { key, .. }) = self.status {
+            f(key);
+        }
     }
 
     /// Calls `f` on each of the [`Proc::values`], to change it.

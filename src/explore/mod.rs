@@ -7,6 +7,7 @@ mod dfs;
 mod liveness;
 mod parallel;
 mod por;
+mod prints;
 mod properties;
 mod reduce;
 mod store;

@@ -2,9 +2,10 @@
 //! state's index is its BFS rank) or fingerprints (a 64-bit hash per state; the states of the
 //! frontier are kept, encoded, by the search itself).
 
+use super::prints::Prints;
 use crate::world::State;
 use indexmap::IndexSet;
-use rustc_hash::{FxBuildHasher, FxHashSet};
+use rustc_hash::FxBuildHasher;
 use std::hash::{Hash, Hasher};
 
 /// A state encoded compactly (`world::codec`): a few bytes per process instead of a tree of
@@ -62,14 +63,14 @@ impl Seen {
 
 pub enum Store {
     Exact(Seen),
-    Prints(FxHashSet<u64>),
+    Prints(Prints),
 }
 
 impl Store {
     #[must_use]
     pub fn new(fingerprints: bool) -> Self {
         if fingerprints {
-            Store::Prints(FxHashSet::default())
+            Store::Prints(Prints::default())
         } else {
             Store::Exact(Seen::default())
         }
@@ -88,7 +89,7 @@ impl Store {
     pub fn contains(&self, p: &[u8]) -> bool {
         match self {
             Store::Exact(seen) => seen.set.contains(p),
-            Store::Prints(set) => set.contains(&fingerprint(p)),
+            Store::Prints(set) => set.contains(fingerprint(p)),
         }
     }
 
@@ -110,7 +111,7 @@ impl Store {
     pub fn bytes(&self) -> usize {
         match self {
             Store::Exact(s) => s.bytes(),
-            Store::Prints(s) => s.capacity() * 9,
+            Store::Prints(s) => s.bytes(),
         }
     }
 }

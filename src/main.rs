@@ -86,8 +86,9 @@ enum Command {
 /// How to search (docs/explorer.md).
 #[derive(clap::Args, Clone, Copy)]
 struct SearchArgs {
-    /// Reductions: `all` (symmetry and partial-order; the default), `symmetry`, `por` or
-    /// `none`. Models with liveness properties are always searched without.
+    /// Reductions: `all` (dead locals, symmetry and partial-order; the default), `locals`,
+    /// `symmetry`, `por` or `none`. Models with liveness properties are always searched
+    /// without.
     #[arg(long, value_enum, default_value_t = Reduce::All)]
     reduce: Reduce,
     /// Threads expanding each layer; default: every core. Output does not depend on it.
@@ -116,6 +117,7 @@ struct SearchArgs {
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Reduce {
     All,
+    Locals,
     Symmetry,
     Por,
     None,
@@ -131,6 +133,7 @@ impl SearchArgs {
             max_depth,
             symmetry: matches!(self.reduce, Reduce::All | Reduce::Symmetry),
             por: matches!(self.reduce, Reduce::All | Reduce::Por),
+            dead_locals: matches!(self.reduce, Reduce::All | Reduce::Locals),
             threads: threads.max(1),
             fingerprints: self.fingerprints,
             dfs: self.dfs,
@@ -361,6 +364,7 @@ fn json(rows: &[(String, Result<Verdict, ()>)]) -> String {
                 "search": {
                     "symmetry": v.stats.symmetry,
                     "por": v.stats.por,
+                    "dead_locals": v.stats.dead_locals,
                     "ample_states": v.stats.ample,
                     "fingerprints": v.stats.fingerprints,
                     "depth_first": v.stats.dfs,
@@ -416,15 +420,21 @@ fn bench(paths: &[PathBuf], repeat: usize, opts: Options, watch: &Watch) -> Exit
             return ExitCode::from(2);
         }
     };
+    let reductions: Vec<&str> = [
+        (opts.dead_locals, "locals"),
+        (opts.symmetry, "symmetry"),
+        (opts.por, "por"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
     outln!(
-        "threads: {}; reductions: {}{}{}",
+        "threads: {}; reductions: {}",
         opts.threads,
-        if opts.symmetry { "symmetry " } else { "" },
-        if opts.por { "por" } else { "" },
-        if opts.symmetry || opts.por {
-            ""
+        if reductions.is_empty() {
+            "none".to_string()
         } else {
-            "none"
+            reductions.join(" ")
         }
     );
     outln!(

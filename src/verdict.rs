@@ -74,12 +74,7 @@ impl Verdict {
             "{} states, {} transitions, depth {}",
             st.states, st.transitions, st.depth
         );
-        counts.push_str(match (st.symmetry, st.por && st.ample > 0) {
-            (true, true) => ", symmetry and partial-order reduction",
-            (true, false) => ", symmetry reduction",
-            (false, true) => ", partial-order reduction",
-            (false, false) => "",
-        });
+        counts.push_str(&reductions(&st));
         if st.fingerprints {
             counts.push_str(&format!(
                 ", fingerprints (chance of a missed state < {:.1e})",
@@ -162,5 +157,23 @@ fn bound_text(b: Bound) -> String {
         Bound::MaxDepth(d) => format!("stopped at --max-depth {d}"),
         Bound::TimeLimit(t) => format!("stopped at --time-limit {t}s"),
         Bound::MaxMemory(mb) => format!("stopped at --max-memory {mb} (MiB)"),
+    }
+}
+
+/// The reductions a search applied, for the verdict line: `, reduced: dead locals,
+/// symmetry, partial order` (partial order only when it cut an expansion short).
+fn reductions(st: &crate::explore::Stats) -> String {
+    let names: Vec<&str> = [
+        (st.dead_locals, "dead locals"),
+        (st.symmetry, "symmetry"),
+        (st.por && st.ample > 0, "partial order"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(", reduced: {}", names.join(", "))
     }
 }

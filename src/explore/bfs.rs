@@ -109,7 +109,10 @@ fn search(
 ) -> (Outcome, Stats) {
     let live = m.properties.iter().any(|p| p.kind.is_liveness());
     let r = Reducer::new(m, &opts);
-    let (symmetry, por) = r.active();
+    let stats = Stats {
+        fingerprints: opts.fingerprints && !live,
+        ..r.active()
+    };
     let mut b = Bfs {
         r,
         opts,
@@ -120,12 +123,7 @@ fn search(
         bounds: vec![0, 1],
         found: Vec::new(),
         edges: live.then(Vec::new),
-        stats: Stats {
-            symmetry,
-            por,
-            fingerprints: opts.fingerprints && !live,
-            ..Stats::default()
-        },
+        stats,
         monitor,
     };
     let outcome = b.run();

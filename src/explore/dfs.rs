@@ -23,13 +23,10 @@ pub fn search(
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
 ) -> (Outcome, Stats) {
     let r = Reducer::new(m, &opts);
-    let (symmetry, por) = r.active();
     let mut stats = Stats {
-        symmetry,
-        por,
         fingerprints: opts.fingerprints,
         dfs: true,
-        ..Stats::default()
+        ..r.active()
     };
     let mut store = Store::new(opts.fingerprints);
     let mut sc = Scratch::default();

@@ -3,6 +3,7 @@
 
 mod bfs;
 mod chunked;
+mod dead;
 mod dfs;
 mod liveness;
 mod parallel;
@@ -33,6 +34,9 @@ pub struct Options {
     /// Partial-order reduction: a step no one else can observe is taken alone (on by
     /// default; off for models with liveness properties).
     pub por: bool,
+    /// Dead-variable reduction: locals that will be written before they are read again are
+    /// reset (on by default; off for models with liveness properties).
+    pub dead_locals: bool,
     /// Threads that expand a layer (1 = the caller's thread only).
     pub threads: usize,
     /// Keep only 64-bit fingerprints of visited states instead of the states.
@@ -49,6 +53,7 @@ impl Default for Options {
             max_depth: None,
             symmetry: true,
             por: true,
+            dead_locals: true,
             threads: 1,
             fingerprints: false,
             dfs: false,
@@ -64,6 +69,7 @@ impl Options {
         Options {
             symmetry: false,
             por: false,
+            dead_locals: false,
             ..Options::default()
         }
     }
@@ -121,6 +127,7 @@ pub struct Stats {
     /// Which reductions the search applied (a model with liveness properties gets none).
     pub symmetry: bool,
     pub por: bool,
+    pub dead_locals: bool,
     /// States partial-order reduction expanded by one step only.
     pub ample: usize,
     /// Visited states were kept as 64-bit fingerprints ([`collision_probability`]).

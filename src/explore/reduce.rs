@@ -1,11 +1,13 @@
-//! The reductions a search applies to every state it expands: symmetry (one arrangement of
-//! interchangeable processes) and partial-order reduction (a step no one else can observe is
-//! taken alone). Both are off for models with liveness properties.
+//! The reductions a search applies to every state it expands: dead locals reset (values no
+//! one will read), symmetry (one arrangement of interchangeable processes) and partial-order
+//! reduction (a step no one else can observe is taken alone). All are off for models with
+//! liveness properties.
 
+use super::dead::Dead;
 use super::por::Por;
 use super::properties::Failure;
 use super::symmetry::Symmetry;
-use super::{Options, Outcome};
+use super::{Options, Outcome, Stats};
 use crate::exec::{apply, observe, successors, successors_except, Choice};
 use crate::ir::Model;
 use crate::world::permute::Perm;
@@ -14,6 +16,7 @@ use crate::world::State;
 /// The reductions chosen for one search of one model.
 pub struct Reducer<'m> {
     pub m: &'m Model,
+    dead: Option<Dead>,
     sym: Option<Symmetry>,
     por: Option<Por>,
 }
@@ -57,21 +60,30 @@ impl<'m> Reducer<'m> {
         let live = m.properties.iter().any(|p| p.kind.is_liveness());
         Reducer {
             m,
+            dead: (opts.dead_locals && !live).then(|| Dead::of(m)).flatten(),
             sym: (opts.symmetry && !live).then(|| Symmetry::of(m)).flatten(),
             por: (opts.por && !live).then(|| Por::of(m)).flatten(),
         }
     }
 
-    /// Whether any reduction is active.
+    /// Search statistics with the active reductions marked.
     #[must_use]
-    pub fn active(&self) -> (bool, bool) {
-        (self.sym.is_some(), self.por.is_some())
+    pub fn active(&self) -> Stats {
+        Stats {
+            symmetry: self.sym.is_some(),
+            por: self.por.is_some(),
+            dead_locals: self.dead.is_some(),
+            ..Stats::default()
+        }
     }
 
     /// The representative of a state, with the renaming that maps the state to it (`None`:
-    /// the state is its own representative).
+    /// no renaming): its dead locals reset, then its processes arranged.
     #[must_use]
-    pub fn canon(&self, s: State) -> (State, Option<Perm>) {
+    pub fn canon(&self, mut s: State) -> (State, Option<Perm>) {
+        if let Some(dead) = &self.dead {
+            dead.clear(self.m, &mut s);
+        }
         match &self.sym {
             Some(sym) => {
                 let (t, p) = sym.canon(s);
@@ -109,7 +121,7 @@ impl<'m> Reducer<'m> {
             Some(k) => out.push(sc.full.swap_remove(k)),
             None => std::mem::swap(out, &mut sc.full),
         }
-        if self.sym.is_some() {
+        if self.sym.is_some() || self.dead.is_some() {
             for (_, n) in out.iter_mut() {
                 *n = self.canon(std::mem::take(n)).0;
             }

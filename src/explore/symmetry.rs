@@ -8,7 +8,7 @@
 //! representatives: that costs reduction, never soundness (docs/explorer.md).
 
 use crate::exec::Choice;
-use crate::ir::{Expr, Model, OpKind, SqlStmt};
+use crate::ir::{Expr, Model, OpKind};
 use crate::world::permute::Perm;
 use crate::world::process::{Proc, Status, Wait};
 use crate::world::value::{Pid, Value};
@@ -363,18 +363,8 @@ fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
         let OpKind::Sql { stmt, .. } = &op.kind else {
             return false;
         };
-        let mut exprs: Vec<&Expr> = Vec::new();
-        match stmt {
-            SqlStmt::Select { filter, .. } | SqlStmt::Delete { filter, .. } => {
-                exprs.extend(filter);
-            }
-            SqlStmt::Update { sets, filter, .. } => {
-                exprs.extend(sets.iter().map(|(_, e)| e));
-                exprs.extend(filter);
-            }
-            SqlStmt::Insert { values, .. } => exprs.extend(values),
-            _ => {}
-        }
-        exprs.iter().any(|e| mentions(e, &ids))
+        let mut yes = false;
+        stmt.exprs(&mut |e| yes |= mentions(e, &ids));
+        yes
     })
 }

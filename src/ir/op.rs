@@ -150,6 +150,23 @@ pub enum SqlStmt {
     },
 }
 
+impl SqlStmt {
+    /// Calls `f` on every expression of the statement: filters, SET values, inserted values.
+    pub fn exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            SqlStmt::Select { filter, .. } | SqlStmt::Delete { filter, .. } => {
+                filter.iter().for_each(f);
+            }
+            SqlStmt::Update { sets, filter, .. } => {
+                sets.iter().for_each(|(_, e)| f(e));
+                filter.iter().for_each(f);
+            }
+            SqlStmt::Insert { values, .. } => values.iter().for_each(f),
+            SqlStmt::Begin { .. } | SqlStmt::Commit | SqlStmt::Rollback => {}
+        }
+    }
+}
+
 /// The locking clause of a SELECT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LockClause {
@@ -212,6 +229,23 @@ pub enum RedisCmd {
 }
 
 impl OpKind {
+    /// Calls `f` on every expression the op evaluates (those of an `atomic` body too), each
+    /// whole: [`Expr::visit`] reaches the parts.
+    pub fn exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            OpKind::Assign { expr, .. } | OpKind::SetGhost { expr, .. } => f(expr),
+            OpKind::JumpUnless { cond, .. } => f(cond),
+            OpKind::Sql { stmt, .. } => stmt.exprs(f),
+            OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => {
+                if let RedisCmd::Set { value, .. } = cmd {
+                    f(value);
+                }
+            }
+            OpKind::Atomic { body, .. } => body.iter().for_each(|op| op.kind.exprs(f)),
+            _ => {}
+        }
+    }
+
     /// True for operations that touch shared state (at most one per step).
     #[must_use]
     pub fn is_visible(&self) -> bool {

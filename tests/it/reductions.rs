@@ -6,7 +6,8 @@
 //! The models mix what the reductions treat differently: interchangeable processes (groups of
 //! two or three), process ids stored in Redis (`SET k $me NX`), keys private to a process
 //! (partial-order reduction's case) and shared ones, a mutex on a shared instance or on each
-//! process's own, a row, ghosts, delays, and invariants over all of them.
+//! process's own, a row, ghosts, delays, a branch on a reply (locals that live for a while,
+//! dead-local reduction's case), and invariants over all of them.
 
 use interlock::explore::Options;
 use interlock::Model;
@@ -25,6 +26,8 @@ enum Stmt {
     Count,
     Work,
     Critical,
+    /// A branch on the last reply: keeps `$a` alive from the reply to the test.
+    IfGot,
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +59,8 @@ fn stmt_text(s: Stmt, g: usize) -> String {
         Stmt::Count => "sold += 1".into(),
         Stmt::Work => "work 10ms".into(),
         Stmt::Critical => "lock m\n  inside += 1\n  work 10ms\n  inside -= 1\n  unlock m".into(),
+        // The DEL puts a step between the reply and the test.
+        Stmt::IfGot => format!("DEL {}\n  if $a = 1 {{ sold += 1 }}", key(2, g)),
     }
 }
 
@@ -72,7 +77,7 @@ fn model_text(groups: &[Group], invariant: &str) -> String {
             String::new()
         };
         t.push_str(&format!(
-            "process g{g}[{}]{place} {{\n  $s = 2\n",
+            "process g{g}[{}]{place} {{\n  $s = 2\n  $a = 0\n",
             grp.count
         ));
         for s in &grp.body {
@@ -97,6 +102,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
         Just(Stmt::Count),
         Just(Stmt::Work),
         Just(Stmt::Critical),
+        Just(Stmt::IfGot),
     ]
 }
 
@@ -145,6 +151,7 @@ proptest! {
             ("default", Options::default()),
             ("symmetry", Options { symmetry: true, ..Options::full() }),
             ("por", Options { por: true, ..Options::full() }),
+            ("locals", Options { dead_locals: true, ..Options::full() }),
             ("fingerprints", Options { fingerprints: true, ..Options::default() }),
             ("threads", Options { threads: 2, ..Options::default() }),
         ] {
@@ -195,4 +202,35 @@ fn the_generated_vocabulary_triggers_both_reductions() {
         reduced.stats.states,
         full.stats.states
     );
+}
+
+/// A reply read one step later (`INCR`, then `DEL`, then the test) must survive the
+/// dead-local reduction, and the last reply, never read, must not tell states apart.
+#[test]
+fn the_dead_local_reduction_keeps_replies_still_to_be_read() {
+    let groups = [Group {
+        count: 2,
+        shared_instance: false,
+        body: vec![Stmt::Incr(0), Stmt::IfGot, Stmt::Incr(0)],
+    }];
+    for (invariant, holds_) in [("sold <= 0", false), ("sold <= 1", true)] {
+        let text = model_text(&groups, invariant);
+        let m = Model::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let full = m.check_with(Options::full());
+        let reduced = m.check_with(Options {
+            dead_locals: true,
+            ..Options::full()
+        });
+        assert_eq!(holds(&full), holds_, "{text}");
+        assert_eq!(full.summary(), reduced.summary(), "{text}");
+        assert!(reduced.stats.dead_locals, "{:?}", reduced.stats);
+        if holds_ {
+            assert!(
+                reduced.stats.states < full.stats.states,
+                "{} vs {}",
+                reduced.stats.states,
+                full.stats.states
+            );
+        }
+    }
 }

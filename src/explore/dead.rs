@@ -1,0 +1,253 @@
+//! Dead locals: a local that a process will write before it reads it again, on every way its
+//! program can go from where it stands, is dead there: its value can no longer matter. The
+//! search resets dead locals to nil in every state it keeps (the dead-variable reduction of
+//! SPIN), so states that differ only in values nobody will read are one state. Properties do
+//! not read locals, and counterexamples are replayed on the concrete states, so neither sees
+//! the reset (docs/explorer.md).
+
+use crate::ir::{Model, Op, OpKind, SqlStmt};
+use crate::world::value::Value;
+use crate::world::State;
+
+/// Per process group and op, the locals that are dead when a process is about to run it.
+pub struct Dead {
+    by_group: Vec<Vec<Box<[u16]>>>,
+}
+
+impl Dead {
+    /// `None` when no program has a local: the reduction would change nothing.
+    #[must_use]
+    pub fn of(m: &Model) -> Option<Self> {
+        let by_group: Vec<Vec<Box<[u16]>>> = m
+            .groups
+            .iter()
+            .map(|g| dead_per_op(&g.program.ops, g.program.locals.len()))
+            .collect();
+        // With any local at all, a finished process's locals are dead.
+        let any = m.groups.iter().any(|g| !g.program.locals.is_empty());
+        any.then_some(Dead { by_group })
+    }
+
+    /// Resets the dead locals of every process of `s` to nil: all of them once a process
+    /// has finished, else those dead at its next op.
+    pub fn clear(&self, m: &Model, s: &mut State) {
+        for (p, proc) in m.processes.iter().zip(&mut s.procs) {
+            if proc.status.finished() {
+                proc.locals.iter_mut().for_each(|v| *v = Value::Nil);
+                continue;
+            }
+            let dead = self.by_group[p.group].get(proc.pc as usize);
+            for &l in dead.map_or(&[][..], |d| &d[..]) {
+                proc.locals[l as usize] = Value::Nil;
+            }
+        }
+    }
+}
+
+/// Where control can go after an op, and which locals it certainly writes on the way.
+struct Edge {
+    to: usize,
+    writes: Vec<u16>,
+}
+
+/// The edges out of op `pc`. A SQL statement that completes writes its `into` locals (a
+/// SELECT all of them, nil without a row; a count goes to the first) and its error local
+/// (nil); a caught error writes only the error local. A Redis command writes its `into`.
+/// Other writes are not counted, which only keeps a local alive longer.
+fn edges(op: &Op, pc: usize) -> Vec<Edge> {
+    let next = |writes: Vec<u16>| Edge { to: pc + 1, writes };
+    match &op.kind {
+        OpKind::Jump(t) => vec![Edge {
+            to: *t as usize,
+            writes: Vec::new(),
+        }],
+        OpKind::JumpUnless { target, .. } => vec![
+            next(Vec::new()),
+            Edge {
+                to: *target as usize,
+                writes: Vec::new(),
+            },
+        ],
+        OpKind::Return { .. } | OpKind::Raise { .. } => Vec::new(),
+        OpKind::Assign { local, .. } => vec![next(vec![*local])],
+        OpKind::Sql {
+            stmt,
+            into,
+            on_error,
+        } => {
+            let mut writes: Vec<u16> = match stmt {
+                SqlStmt::Select { .. } => into.clone(),
+                SqlStmt::Update { .. } | SqlStmt::Insert { .. } | SqlStmt::Delete { .. } => {
+                    into.first().copied().into_iter().collect()
+                }
+                SqlStmt::Begin { .. } | SqlStmt::Commit | SqlStmt::Rollback => Vec::new(),
+            };
+            let mut out = Vec::new();
+            if let Some(h) = on_error {
+                writes.push(h.local);
+                out.push(Edge {
+                    to: h.target.map_or(pc + 1, |t| t as usize),
+                    writes: vec![h.local],
+                });
+            }
+            out.push(next(writes));
+            out
+        }
+        OpKind::Redis { into, .. } | OpKind::AwaitRedis { into, .. } => {
+            vec![next(into.iter().copied().collect())]
+        }
+        _ => vec![next(Vec::new())],
+    }
+}
+
+/// The locals op `op` reads: those in its expressions, and the code a `raise` re-raises.
+fn reads(op: &Op, live: &mut [bool]) {
+    op.kind.exprs(&mut |e| {
+        e.visit(&mut |x| {
+            if let crate::ir::Expr::Local(l) = x {
+                live[*l as usize] = true;
+            }
+        });
+    });
+    if let OpKind::Raise { local } = op.kind {
+        live[local as usize] = true;
+    }
+}
+
+/// Backward liveness over the op list, to a fixed point: a local is live before an op when
+/// the op reads it, or when it is live after some edge that does not write it.
+fn dead_per_op(ops: &[Op], locals: usize) -> Vec<Box<[u16]>> {
+    let edges: Vec<Vec<Edge>> = ops
+        .iter()
+        .enumerate()
+        .map(|(pc, op)| edges(op, pc))
+        .collect();
+    let mut live = vec![vec![false; locals]; ops.len() + 1];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..ops.len()).rev() {
+            let mut now = vec![false; locals];
+            reads(&ops[pc], &mut now);
+            for e in &edges[pc] {
+                let after = &live[e.to.min(ops.len())];
+                for (l, slot) in now.iter_mut().enumerate() {
+                    *slot |= after[l] && !e.writes.contains(&(l as u16));
+                }
+            }
+            if now != live[pc] {
+                live[pc] = now;
+                changed = true;
+            }
+        }
+    }
+    live[..ops.len()]
+        .iter()
+        .map(|at| (0..locals as u16).filter(|&l| !at[l as usize]).collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Expr;
+
+    /// The program of the model's first group, and its dead locals per op.
+    fn analysed(text: &str) -> (crate::ir::Program, Vec<Box<[u16]>>) {
+        let m = crate::Model::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+        let p = m.ir().groups[0].program.clone();
+        let dead = dead_per_op(&p.ops, p.locals.len());
+        (p, dead)
+    }
+
+    fn local(p: &crate::ir::Program, name: &str) -> u16 {
+        let i = p
+            .locals
+            .iter()
+            .position(|l| l.trim_start_matches('$') == name);
+        i.unwrap_or_else(|| panic!("no local {name} in {:?}", p.locals)) as u16
+    }
+
+    /// Whether a local is dead before every op that `which` picks (and there is one).
+    fn dead_at(
+        p: &crate::ir::Program,
+        dead: &[Box<[u16]>],
+        which: &dyn Fn(&Op) -> bool,
+        l: u16,
+    ) -> bool {
+        let at: Vec<usize> = (0..p.ops.len()).filter(|&pc| which(&p.ops[pc])).collect();
+        assert!(!at.is_empty(), "no such op");
+        at.iter().all(|&pc| dead[pc].contains(&l))
+    }
+
+    fn reads_local(op: &Op, l: u16) -> bool {
+        let mut yes = false;
+        op.kind
+            .exprs(&mut |e| e.visit(&mut |x| yes |= matches!(x, Expr::Local(k) if *k == l)));
+        yes
+    }
+
+    const HEAD: &str = "model \"m\"\nabout \"a\"\ndb postgres\n\
+                        table sku (id int primary key, stock int)\nrow sku (1, 2)\nghost sold = 0\n";
+
+    #[test]
+    fn a_read_value_lives_from_its_read_to_its_last_use() {
+        let (p, dead) = analysed(&format!(
+            "{HEAD}process c[2] {{
+               repeat 3 {{
+                 select stock from sku where id = 1 into $s
+                 if $s = 0 {{ return \"sold out\" }}
+                 update sku set stock = $s - 1 where id = 1 and stock = $s into $n
+                 if $n = 1 {{ sold += 1; return \"bought\" }}
+               }}
+             }}
+             invariant i: sold >= 0\nexpect holds\n"
+        ));
+        let (s, n) = (local(&p, "s"), local(&p, "n"));
+        let select = |op: &Op| {
+            matches!(
+                &op.kind,
+                OpKind::Sql {
+                    stmt: SqlStmt::Select { .. },
+                    ..
+                }
+            )
+        };
+        let update = |op: &Op| {
+            matches!(
+                &op.kind,
+                OpKind::Sql {
+                    stmt: SqlStmt::Update { .. },
+                    ..
+                }
+            )
+        };
+        let test_s = |op: &Op| matches!(op.kind, OpKind::JumpUnless { .. }) && reads_local(op, s);
+        let test_n = |op: &Op| matches!(op.kind, OpKind::JumpUnless { .. }) && reads_local(op, n);
+        // Before the read both are dead: the read writes $s, the update writes $n.
+        assert!(dead_at(&p, &dead, &select, s) && dead_at(&p, &dead, &select, n));
+        assert!(!dead_at(&p, &dead, &test_s, s) && dead_at(&p, &dead, &test_s, n));
+        assert!(!dead_at(&p, &dead, &update, s) && dead_at(&p, &dead, &update, n));
+        // After the update only the count matters: the next attempt reads the stock again.
+        assert!(dead_at(&p, &dead, &test_n, s) && !dead_at(&p, &dead, &test_n, n));
+    }
+
+    #[test]
+    fn a_caught_error_does_not_write_the_into_locals() {
+        // On an error the select binds only $e: the $v set before it is still read after.
+        let (p, dead) = analysed(&format!(
+            "{HEAD}process c[1] {{
+               $v = 5
+               select stock from sku where id = 1 into $v catch $e
+               sold = $v
+             }}
+             invariant i: sold >= 0\nexpect holds\n"
+        ));
+        let (v, e) = (local(&p, "v"), local(&p, "e"));
+        let select = |op: &Op| matches!(op.kind, OpKind::Sql { .. });
+        assert!(!dead_at(&p, &dead, &select, v), "{dead:?}");
+        assert!(dead_at(&p, &dead, &select, e));
+        // Nothing reads $e: it is dead everywhere.
+        assert!((0..p.ops.len()).all(|pc| dead[pc].contains(&e)));
+    }
+}

@@ -399,31 +399,11 @@ impl Model {
     /// Whether any process expression reads the clock (`now()`).
     #[must_use]
     pub fn reads_clock(&self) -> bool {
-        fn op_reads(op: &Op) -> bool {
-            match &op.kind {
-                OpKind::Sql { stmt, .. } => match stmt {
-                    SqlStmt::Select { filter, .. } | SqlStmt::Delete { filter, .. } => {
-                        filter.as_ref().is_some_and(Expr::reads_clock)
-                    }
-                    SqlStmt::Update { sets, filter, .. } => {
-                        sets.iter().any(|(_, e)| e.reads_clock())
-                            || filter.as_ref().is_some_and(Expr::reads_clock)
-                    }
-                    SqlStmt::Insert { values, .. } => values.iter().any(Expr::reads_clock),
-                    _ => false,
-                },
-                OpKind::Assign { expr, .. } | OpKind::SetGhost { expr, .. } => expr.reads_clock(),
-                OpKind::JumpUnless { cond, .. } => cond.reads_clock(),
-                OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => {
-                    matches!(cmd, RedisCmd::Set { value, .. } if value.reads_clock())
-                }
-                OpKind::Atomic { body, .. } => body.iter().any(op_reads),
-                _ => false,
-            }
+        let mut clock = false;
+        for op in self.groups.iter().flat_map(|g| &g.program.ops) {
+            op.kind.exprs(&mut |e| clock |= e.reads_clock());
         }
-        self.groups
-            .iter()
-            .any(|g| g.program.ops.iter().any(op_reads))
+        clock
     }
 
     /// The display name of a process: `buyer[0]`, or `buyer` for a group of one.

@@ -266,24 +266,22 @@ macro_rules! pack_newtype {
 }
 pack_newtype!(Sym(u32), Pid(u16));
 
+/// A variant of an enum with data: its tag, then its fields (a pair for two).
+#[inline]
+fn put_tagged(out: &mut Vec<u8>, tag: u8, fields: &impl Pack) {
+    out.push(tag);
+    fields.put(out);
+}
+
 impl Pack for Value {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match *self {
             Value::Nil => out.push(0),
             Value::Bool(b) => out.push(1 + u8::from(b)),
-            Value::Int(i) => {
-                out.push(3);
-                i.put(out);
-            }
-            Value::Str(s) => {
-                out.push(4);
-                s.put(out);
-            }
-            Value::Pid(p) => {
-                out.push(5);
-                p.put(out);
-            }
+            Value::Int(i) => put_tagged(out, 3, &i),
+            Value::Str(s) => put_tagged(out, 4, &s),
+            Value::Pid(p) => put_tagged(out, 5, &p),
         }
     }
     #[inline]
@@ -325,28 +323,13 @@ impl Pack for Status {
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             Status::Ready => out.push(0),
-            Status::Busy(t) => {
-                out.push(1);
-                t.put(out);
-            }
-            Status::Waiting(w) => {
-                out.push(2);
-                w.put(out);
-            }
-            Status::Done(o) => {
-                out.push(3);
-                o.put(out);
-            }
-            Status::Errored(code) => {
-                out.push(4);
-                code.put(out);
-            }
+            Status::Busy(t) => put_tagged(out, 1, t),
+            Status::Waiting(w) => put_tagged(out, 2, w),
+            Status::Done(o) => put_tagged(out, 3, o),
+            Status::Errored(code) => put_tagged(out, 4, code),
             Status::Crashed => out.push(5),
             Status::Hung => out.push(6),
-            Status::Failed(e) => {
-                out.push(7);
-                e.put(out);
-            }
+            Status::Failed(e) => put_tagged(out, 7, e),
         }
     }
     #[inline]
@@ -369,30 +352,11 @@ impl Pack for Wait {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
         match self {
-            Wait::Mutex(l) => {
-                out.push(0);
-                l.put(out);
-            }
-            Wait::Row { table, key, mode } => {
-                out.push(1);
-                table.put(out);
-                key.put(out);
-                mode.put(out);
-            }
-            Wait::Gap { table, key } => {
-                out.push(2);
-                table.put(out);
-                key.put(out);
-            }
-            Wait::Replicas { server, need } => {
-                out.push(3);
-                server.put(out);
-                need.put(out);
-            }
-            Wait::Await { key } => {
-                out.push(4);
-                key.put(out);
-            }
+            Wait::Mutex(l) => put_tagged(out, 0, l),
+            Wait::Row { table, key, mode } => put_tagged(out, 1, &(*table, (*key, *mode))),
+            Wait::Gap { table, key } => put_tagged(out, 2, &(*table, *key)),
+            Wait::Replicas { server, need } => put_tagged(out, 3, &(*server, *need)),
+            Wait::Await { key } => put_tagged(out, 4, key),
         }
     }
     #[inline]
@@ -423,16 +387,8 @@ impl Pack for GapRange {
     fn put(&self, out: &mut Vec<u8>) {
         match self {
             GapRange::All => out.push(0),
-            GapRange::Between(lo, hi) => {
-                out.push(1);
-                lo.put(out);
-                hi.put(out);
-            }
-            GapRange::Value { column, value } => {
-                out.push(2);
-                column.put(out);
-                value.put(out);
-            }
+            GapRange::Between(lo, hi) => put_tagged(out, 1, &(*lo, *hi)),
+            GapRange::Value { column, value } => put_tagged(out, 2, &(*column, *value)),
         }
     }
     #[inline]

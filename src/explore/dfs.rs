@@ -34,10 +34,11 @@ pub fn search(
     let mut stack: Vec<Frame> = Vec::new();
     let mut cut = false;
     let init = r.initial();
-    let mut next = Some((Choice::Tick, pack(&init), init));
+    store.insert(&pack(&init));
+    // A state enters the visited set when it is found, and is expanded right after.
+    let mut next = Some((Choice::Tick, init));
     loop {
-        if let Some((via, packed, s)) = next.take() {
-            store.insert(&packed);
+        if let Some((via, s)) = next.take() {
             stats.states = store.len();
             check(m, &s, &mut fails);
             let mut succ = Vec::new();
@@ -92,9 +93,8 @@ pub fn search(
         };
         match top.succ.next() {
             Some((c, n)) => {
-                let p = pack(&n);
-                if !store.contains(&p) {
-                    next = Some((c, p, n));
+                if store.insert(&pack(&n)).1 {
+                    next = Some((c, n));
                 }
             }
             None => {

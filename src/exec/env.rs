@@ -3,7 +3,7 @@
 use super::observe::{Event, Observer, Resource};
 use super::sql;
 use crate::ir::{FaultKind, Model};
-use crate::world::process::Status;
+use crate::world::process::{Proc, Status};
 use crate::world::value::Pid;
 use crate::world::State;
 
@@ -47,6 +47,16 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
         obs.event(Event::TimePasses { ticks: dt });
     }
     for (i, p) in st.procs.iter_mut().enumerate() {
+        let idle = p.check_in.is_none()
+            && p.timeout_in.is_none()
+            && p.paused.is_none()
+            && p.watchdog.is_none()
+            && !matches!(p.status, Status::Busy(_));
+        if idle {
+            // Nothing of it counts time: leave it shared with the parent state.
+            continue;
+        }
+        let p: &mut Proc = p;
         for t in [&mut p.check_in, &mut p.timeout_in, &mut p.paused]
             .into_iter()
             .flatten()

@@ -478,7 +478,13 @@ pub(super) fn end_txn<O: Observer>(m: &Model, st: &mut State, pid: Pid, commit: 
     } else {
         Vec::new()
     };
-    let grants = st.db.end(flavour, pid, commit);
+    // A transaction that holds nothing (a plain read) leaves the database as it is, and
+    // shared with the state it came from.
+    let grants = if st.db.involves(pid) {
+        st.db.end(flavour, pid, commit)
+    } else {
+        Vec::new()
+    };
     if !O::EVENTS {
         return;
     }

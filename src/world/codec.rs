@@ -14,6 +14,7 @@ use super::db::{Db, Gap, GapRange, Row, RowLocks};
 use super::lock::Lock;
 use super::process::{Proc, RunError, Status, Txn, Wait, Watchdog};
 use super::redis::{Key, Redis, Write};
+use super::shared::Shared;
 use super::value::{Pid, Sym, Value};
 use super::State;
 use crate::ir::{Isolation, LockMode};
@@ -265,6 +266,17 @@ macro_rules! pack_newtype {
     )*};
 }
 pack_newtype!(Sym(u32), Pid(u16));
+
+impl<T: Pack> Pack for Shared<T> {
+    #[inline]
+    fn put(&self, out: &mut Vec<u8>) {
+        (**self).put(out);
+    }
+    #[inline]
+    fn take(r: &mut Reader<'_>) -> Self {
+        Shared::new(T::take(r))
+    }
+}
 
 /// A variant of an enum with data: its tag, then its fields (a pair for two).
 #[inline]

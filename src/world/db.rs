@@ -317,6 +317,19 @@ impl Db {
 
     /// Ends `pid`'s transaction: on commit its changes become one new commit, on abort they
     /// vanish; its locks go, its waits end, and waiting transactions are granted in order.
+    /// Whether `pid` has anything in the database: a change, a row lock held or asked
+    /// for, a gap lock. ([`Db::end`] changes nothing for a transaction that has not.)
+    #[must_use]
+    pub fn involves(&self, pid: Pid) -> bool {
+        let mine = |&(p, _): &(Pid, LockMode)| p == pid;
+        self.gaps.iter().any(|g| g.owner == pid)
+            || self.tables.iter().flatten().any(|r| {
+                r.pending.as_ref().is_some_and(|(o, _)| *o == pid)
+                    || r.locks.held.iter().any(mine)
+                    || r.locks.queue.iter().any(mine)
+            })
+    }
+
     pub fn end(&mut self, flavour: Flavour, pid: Pid, commit: bool) -> Vec<Grant> {
         let wrote = self
             .tables
@@ -382,12 +395,7 @@ impl Db {
             for row in rows.iter_mut() {
                 prune(row, snapshots);
             }
-            rows.retain(|row| {
-                row.pending.is_some()
-                    || !row.locks.held.is_empty()
-                    || !row.locks.queue.is_empty()
-                    || row.versions.iter().any(|(_, v)| v.is_some())
-            });
+            rows.retain(kept);
         }
         // What matters of a commit number is only where it falls among the live snapshots:
         // with snapshots s1 < … < sk, a version becomes 2·#{sj < v} and sj becomes 2j − 1,
@@ -409,6 +417,19 @@ impl Db {
 }
 
 impl Db {
+    /// Whether [`Db::forget_history`] would change nothing: every row has one version,
+    /// numbered 0, and is kept. (Checked first so that a state whose database did not
+    /// change keeps sharing it.)
+    #[must_use]
+    pub fn forgotten(&self) -> bool {
+        self.seq == 0
+            && self
+                .tables
+                .iter()
+                .flatten()
+                .all(|row| matches!(row.versions.as_slice(), [(0, _)]) && kept(row))
+    }
+
     /// With no snapshot alive only the newest versions matter: every row keeps its newest
     /// version, numbered 0.
     fn forget_history(&mut self) {
@@ -420,14 +441,20 @@ impl Db {
                 if let Some((s, _)) = row.versions.last_mut() {
                     *s = 0;
                 }
-                row.pending.is_some()
-                    || !row.locks.held.is_empty()
-                    || !row.locks.queue.is_empty()
-                    || row.versions.iter().any(|(_, v)| v.is_some())
+                kept(row)
             });
         }
         self.seq = 0;
     }
+}
+
+/// Whether a row still matters: a change or a lock on it, or a version that is not a
+/// deletion.
+fn kept(row: &Row) -> bool {
+    row.pending.is_some()
+        || !row.locks.held.is_empty()
+        || !row.locks.queue.is_empty()
+        || row.versions.iter().any(|(_, v)| v.is_some())
 }
 
 /// Keeps a row's newest version and, for each snapshot, the version it sees; a row whose only

@@ -6,19 +6,21 @@ pub mod lock;
 pub mod permute;
 pub mod process;
 pub mod redis;
+pub mod shared;
 pub mod value;
 
 use crate::ir::Model;
 use lock::Lock;
 use process::Proc;
+use shared::Shared;
 
 /// One global state: the world plus every process. Time is not stored: every deadline is
 /// relative to now, so states that differ only in the absolute time are one state.
 /// (`Default` is an empty world with no process, a placeholder.)
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    pub procs: Vec<Proc>,
-    pub db: db::Db,
+    pub procs: Vec<Shared<Proc>>,
+    pub db: Shared<db::Db>,
     /// Every Redis node, server after server: its primary first as declared, then replicas.
     pub redis: Vec<redis::Redis>,
     /// Per server, which of its nodes is the primary now (failover moves it).
@@ -42,7 +44,7 @@ impl State {
         let procs = m
             .processes
             .iter()
-            .map(|p| Proc::new(m.groups[p.group].program.locals.len()))
+            .map(|p| Shared::new(Proc::new(m.groups[p.group].program.locals.len())))
             .collect();
         let tables =
             m.db.as_ref()
@@ -50,7 +52,7 @@ impl State {
                 .unwrap_or_default();
         State {
             procs,
-            db: db::Db::new(tables),
+            db: Shared::new(db::Db::new(tables)),
             redis: vec![redis::Redis::default(); m.redis_nodes()],
             primary: vec![0; m.redis.len()],
             epochs: vec![0; m.redis.len()],
@@ -89,11 +91,15 @@ impl State {
     /// Renumbers database commits densely and drops versions no snapshot can see, so that
     /// states differing only in history long gone are one state.
     pub fn normalise(&mut self) {
+        // Only processes holding a snapshot are written (the rest stay shared).
         let mut snaps: Vec<&mut u32> = self
             .procs
             .iter_mut()
+            .filter(|p| p.txn.is_some_and(|t| t.snapshot.is_some()))
             .filter_map(|p| p.txn.as_mut().and_then(|t| t.snapshot.as_mut()))
             .collect();
-        self.db.normalise(&mut snaps);
+        if !snaps.is_empty() || !self.db.forgotten() {
+            self.db.normalise(&mut snaps);
+        }
     }
 }

@@ -1,0 +1,47 @@
+//! Copy on write for the parts of a state: a successor starts as a copy of its parent, and
+//! most of it (every process but the one that stepped) never changes. A `Shared` part is
+//! copied only when it is first written, so copying a state costs a reference count per
+//! part instead of a deep copy.
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
+
+/// A value shared between states until one of them writes it (`DerefMut` copies it then).
+/// Equality, hashing and `Debug` are the value's own.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shared<T>(Rc<T>);
+
+impl<T> Shared<T> {
+    #[must_use]
+    pub fn new(v: T) -> Self {
+        Shared(Rc::new(v))
+    }
+}
+
+impl<T> Deref for Shared<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Clone> DerefMut for Shared<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        Rc::make_mut(&mut self.0)
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T> From<T> for Shared<T> {
+    fn from(v: T) -> Self {
+        Shared::new(v)
+    }
+}

@@ -128,11 +128,7 @@ fn postgres(
         if snap.is_some_and(|s| !own && row.latest_seq() > s) {
             return Ok(Scan::Error(error_code("40001")));
         }
-        let newest = st
-            .db
-            .read(table, r, pid, View::Latest)
-            .map(Box::<[Value]>::from);
-        let hit = match &newest {
+        let hit = match st.db.read(table, r, pid, View::Latest) {
             Some(v) => matches(filter, &scope(m, st, pid), v)?,
             None => false,
         };
@@ -162,11 +158,11 @@ fn candidates(
     kind: Kind,
 ) -> Result<Box<[Value]>, RunError> {
     let sc = scope(m, st, pid);
-    let mut rows: Vec<Box<[Value]>> = Vec::new();
+    let mut rows: Vec<&[Value]> = Vec::new();
     for r in 0..st.db.tables[table as usize].len() {
         if let Some(v) = st.db.read(table, r, pid, view) {
             if matches(filter, &sc, v)? {
-                rows.push(v.into());
+                rows.push(v);
             }
         }
     }

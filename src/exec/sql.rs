@@ -344,7 +344,7 @@ fn plain_select<O: Observer>(
 }
 
 /// Sorts rows by `ORDER BY` columns (stable, so ties keep primary-key order).
-pub(super) fn sort(rows: &mut [Box<[Value]>], order: &[(u16, bool)]) {
+pub(super) fn sort<R: std::ops::Deref<Target = [Value]>>(rows: &mut [R], order: &[(u16, bool)]) {
     rows.sort_by(|a, b| {
         for &(c, desc) in order {
             let o = a[c as usize].cmp(&b[c as usize]);

@@ -59,6 +59,7 @@ pub struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    #[inline(always)]
     fn byte(&mut self) -> u8 {
         let (&b, rest) = self
             .bytes
@@ -68,8 +69,18 @@ impl Reader<'_> {
         b
     }
 
+    #[inline(always)]
     fn varint(&mut self) -> u64 {
-        let (mut v, mut shift) = (0u64, 0);
+        // Most numbers in a state are small: one byte.
+        let b = self.byte();
+        if b < 0x80 {
+            return u64::from(b);
+        }
+        self.varint_rest(b)
+    }
+
+    fn varint_rest(&mut self, first: u8) -> u64 {
+        let (mut v, mut shift) = (u64::from(first & 0x7f), 7);
         loop {
             let b = self.byte();
             v |= u64::from(b & 0x7f) << shift;
@@ -286,7 +297,8 @@ fn put_tagged(out: &mut Vec<u8>, tag: u8, fields: &impl Pack) {
 }
 
 impl Pack for Value {
-    #[inline]
+    // Forced: the most frequent call of packing, and not inlined otherwise.
+    #[inline(always)]
     fn put(&self, out: &mut Vec<u8>) {
         match *self {
             Value::Nil => out.push(0),
@@ -459,24 +471,18 @@ impl Pack for Proc {
         pc.put(out);
         status.put(out);
         locals.put(out);
-        let rare = [
-            txn.is_some(),
-            candidates.is_some(),
-            error.is_some(),
-            check_in.is_some(),
-            timeout_in.is_some(),
-            paused.is_some(),
-            *slack != 0,
-            *drift != 0,
-            *lose_reply,
-            last_write.is_some(),
-            watchdog.is_some(),
-            !reads.is_empty(),
-        ];
-        let bits = rare
-            .iter()
-            .enumerate()
-            .fold(0u16, |b, (i, &set)| b | (u16::from(set) << i));
+        let bits = u16::from(txn.is_some())
+            | u16::from(candidates.is_some()) << 1
+            | u16::from(error.is_some()) << 2
+            | u16::from(check_in.is_some()) << 3
+            | u16::from(timeout_in.is_some()) << 4
+            | u16::from(paused.is_some()) << 5
+            | u16::from(*slack != 0) << 6
+            | u16::from(*drift != 0) << 7
+            | u16::from(*lose_reply) << 8
+            | u16::from(last_write.is_some()) << 9
+            | u16::from(watchdog.is_some()) << 10
+            | u16::from(!reads.is_empty()) << 11;
         bits.put(out);
         if bits == 0 {
             return;

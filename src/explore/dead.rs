@@ -6,6 +6,7 @@
 //! the reset (docs/explorer.md).
 
 use crate::ir::{Model, Op, OpKind, SqlStmt};
+use crate::world::process::Proc;
 use crate::world::value::Value;
 use crate::world::State;
 
@@ -32,12 +33,25 @@ impl Dead {
     /// has finished, else those dead at its next op.
     pub fn clear(&self, m: &Model, s: &mut State) {
         for (p, proc) in m.processes.iter().zip(&mut s.procs) {
-            if proc.status.finished() {
-                proc.locals.iter_mut().for_each(|v| *v = Value::Nil);
+            let finished = proc.status.finished();
+            let dead: &[u16] = match self.by_group[p.group].get(proc.pc as usize) {
+                Some(d) if !finished => d,
+                _ => &[],
+            };
+            let stale = if finished {
+                proc.locals.iter().any(|&v| v != Value::Nil)
+            } else {
+                dead.iter().any(|&l| proc.locals[l as usize] != Value::Nil)
+            };
+            if !stale {
+                // Nothing to reset: the process stays shared with the state it came from.
                 continue;
             }
-            let dead = self.by_group[p.group].get(proc.pc as usize);
-            for &l in dead.map_or(&[][..], |d| &d[..]) {
+            let proc: &mut Proc = proc;
+            if finished {
+                proc.locals.iter_mut().for_each(|v| *v = Value::Nil);
+            }
+            for &l in dead {
                 proc.locals[l as usize] = Value::Nil;
             }
         }
@@ -249,5 +263,34 @@ mod tests {
         assert!(dead_at(&p, &dead, &select, e));
         // Nothing reads $e: it is dead everywhere.
         assert!((0..p.ops.len()).all(|pc| dead[pc].contains(&e)));
+    }
+
+    #[test]
+    fn clearing_resets_a_finished_process_and_the_dead_locals_of_a_running_one() {
+        use crate::world::process::Status;
+        let m = crate::Model::from_str(&format!(
+            "{HEAD}process c[2] {{
+               select stock from sku where id = 1 into $s
+               sold = $s
+             }}
+             invariant i: sold >= 0\nexpect holds\n"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let m = m.ir();
+        let d = Dead::of(m).expect("the model has a local");
+        let mut s = State::initial(m);
+        for p in &mut s.procs {
+            p.locals[0] = Value::Int(2);
+        }
+        // Process 0 has finished; process 1 stands before the read, which writes $s.
+        s.procs[0].status = Status::Done(None);
+        d.clear(m, &mut s);
+        assert_eq!(&s.procs[0].locals[..], &[Value::Nil]);
+        assert_eq!(&s.procs[1].locals[..], &[Value::Nil]);
+        // Before the assignment $s is alive: it stays.
+        s.procs[1].locals[0] = Value::Int(2);
+        s.procs[1].pc += 1;
+        d.clear(m, &mut s);
+        assert_eq!(&s.procs[1].locals[..], &[Value::Int(2)]);
     }
 }

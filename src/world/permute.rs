@@ -74,8 +74,13 @@ impl State {
         mutexes_per_instance: usize,
     ) -> State {
         move_to(&mut self.procs, |old| perm.new[old] as usize);
+        // Only what names a process changes; the rest stays shared with the unrenamed state.
         for p in &mut self.procs {
-            p.values_mut(|v| *v = perm.value(*v));
+            let mut renamed = false;
+            p.values(|v| renamed |= perm.value(v) != v);
+            if renamed {
+                p.values_mut(|v| *v = perm.value(*v));
+            }
         }
         let per = mutexes_per_instance;
         move_to(&mut self.mutexes, |i| {
@@ -85,7 +90,9 @@ impl State {
             l.holder = l.holder.map(|h| perm.apply(h));
             l.queue.iter_mut().for_each(|q| *q = perm.apply(*q));
         }
-        db(perm, &mut self.db);
+        if names_processes(&self.db) {
+            db(perm, &mut self.db);
+        }
         self.redis.iter_mut().for_each(|r| redis(perm, r));
         self
     }
@@ -103,6 +110,22 @@ fn move_to<T>(items: &mut [T], dest: impl Fn(usize) -> usize) {
             target.swap(i, t);
         }
     }
+}
+
+/// Whether the database names any process: a change's owner, a lock's holder or waiter, a
+/// gap lock, a process id among its values. Renaming changes nothing else.
+fn names_processes(d: &Db) -> bool {
+    let pid = |v: &Value| matches!(v, Value::Pid(_));
+    !d.gaps.is_empty()
+        || d.tables.iter().flatten().any(|r| {
+            r.pending.is_some()
+                || !r.locks.held.is_empty()
+                || !r.locks.queue.is_empty()
+                || pid(&r.key)
+                || r.versions
+                    .iter()
+                    .any(|(_, v)| v.as_deref().is_some_and(|v| v.iter().any(pid)))
+        })
 }
 
 fn db(perm: &Perm, d: &mut Db) {
@@ -167,6 +190,63 @@ mod tests {
         assert!(p.after(&p.inverse()).is_identity());
         assert_eq!(p.after(&p).new, vec![1, 2, 0]);
         assert_eq!(p.apply(Pid(0)), Pid(2));
+    }
+
+    /// Three processes; process 0 keeps process 1's id in a local, process 2 holds a lock
+    /// on row 7 and process 1 waits for it; row 8 stores process 0's id.
+    fn naming_state() -> State {
+        use crate::ir::LockMode;
+        use crate::world::process::Proc;
+        use crate::world::shared::Shared;
+        let mut procs: Vec<Shared<Proc>> = (0..3).map(|_| Shared::new(Proc::new(1))).collect();
+        procs[0].locals[0] = Value::Pid(Pid(1));
+        procs[1].pc = 5;
+        let mut db = Db::new(vec![(
+            0,
+            vec![
+                vec![Value::Int(7), Value::Int(0)],
+                vec![Value::Int(8), Value::Pid(Pid(0))],
+            ],
+        )]);
+        db.tables[0][0].locks.held.push((Pid(2), LockMode::Update));
+        db.tables[0][0].locks.queue.push((Pid(1), LockMode::Update));
+        State {
+            procs,
+            db: Shared::new(db),
+            ..State::default()
+        }
+    }
+
+    #[test]
+    fn renaming_reaches_ids_kept_in_locals_locks_and_rows() {
+        let perm = Perm { new: vec![2, 0, 1] };
+        let s = naming_state().permuted(&perm, &[], 1);
+        // Old process 0 is now process 2 and names old process 1, now 0.
+        assert_eq!(s.procs[2].locals[0], Value::Pid(Pid(0)));
+        assert_eq!(s.procs[0].pc, 5);
+        let rows = &s.db.tables[0];
+        assert_eq!(
+            rows[0].locks.held,
+            vec![(Pid(1), crate::ir::LockMode::Update)]
+        );
+        assert_eq!(
+            rows[0].locks.queue,
+            vec![(Pid(0), crate::ir::LockMode::Update)]
+        );
+        assert_eq!(
+            rows[1].latest(),
+            Some(&[Value::Int(8), Value::Pid(Pid(2))][..])
+        );
+        // Renaming back gives the state again.
+        assert_eq!(s.permuted(&perm.inverse(), &[], 1), naming_state());
+        // With no lock left, the id stored in a row still names a process.
+        let mut bare = naming_state();
+        bare.db.tables[0][0].locks = crate::world::db::RowLocks::default();
+        let s = bare.permuted(&perm, &[], 1);
+        assert_eq!(
+            s.db.tables[0][1].latest(),
+            Some(&[Value::Int(8), Value::Pid(Pid(2))][..])
+        );
     }
 
     #[test]

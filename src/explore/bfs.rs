@@ -9,6 +9,7 @@ use super::store::{pack, pack_into, unpack, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
 use crate::exec::Choice;
 use crate::ir::Model;
+use crate::world::codec::Unpacker;
 use crate::world::State;
 
 /// States expanded per batch: the unit of parallel work and of progress reports.
@@ -193,14 +194,16 @@ impl Bfs<'_, '_> {
             Store::Prints(_) => (lo..hi).map(|i| self.frontier.get(i - start)).collect(),
         };
         let r = &self.r;
-        let results = map_chunks(self.opts.threads, batch.len(), CHUNK, |range| {
-            let mut sc = Scratch::default();
-            let mut succ = Vec::new();
+        // Each thread's buffers, and its unpacker, which shares the processes and databases
+        // of the states it unpacked before.
+        let init = || (Scratch::default(), Vec::new(), Unpacker::default());
+        let results = map_chunks(self.opts.threads, batch.len(), CHUNK, init, |w, range| {
+            let (sc, succ, unpacker) = w;
             range
                 .map(|k| {
-                    let s = unpack(batch[k]);
-                    let exp = r.expand(&s, true, &mut sc, &mut succ);
-                    Expanded::new(r.m, exp, s.is_final(), &mut succ)
+                    let s = unpacker.unpack(batch[k]);
+                    let exp = r.expand(&s, true, sc, succ);
+                    Expanded::new(r.m, exp, s.is_final(), succ)
                 })
                 .collect::<Vec<_>>()
         });

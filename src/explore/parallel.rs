@@ -84,23 +84,28 @@ impl<T> Slots<T> {
 }
 
 /// Runs `f` over `0..len` in chunks of `size` on `threads` threads (the caller's included)
-/// and returns the chunks' results in order.
+/// and returns the chunks' results in order. Each thread first makes its own workspace with
+/// `init` and hands it to every chunk it runs (buffers, caches: what a chunk leaves there
+/// must not change another chunk's result).
 #[cfg(not(any(loom, shuttle)))]
-pub fn map_chunks<T, F>(threads: usize, len: usize, size: usize, f: F) -> Vec<T>
+pub fn map_chunks<T, W, I, F>(threads: usize, len: usize, size: usize, init: I, f: F) -> Vec<T>
 where
     T: Send,
-    F: Fn(Range<usize>) -> T + Sync,
+    I: Fn() -> W + Sync,
+    F: Fn(&mut W, Range<usize>) -> T + Sync,
 {
     let chunks = Chunks::new(len, size);
     if threads <= 1 || chunks.count() <= 1 {
+        let mut w = init();
         return (0..chunks.count())
-            .map(|k| f(k * chunks.size..((k + 1) * chunks.size).min(len)))
+            .map(|k| f(&mut w, k * chunks.size..((k + 1) * chunks.size).min(len)))
             .collect();
     }
     let slots = Slots::new(chunks.count());
     let work = || {
+        let mut w = init();
         while let Some((k, range)) = chunks.claim() {
-            slots.put(k, f(range));
+            slots.put(k, f(&mut w, range));
         }
     };
     std::thread::scope(|scope| {
@@ -115,14 +120,16 @@ where
 /// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
 /// primitives only work inside their own schedulers, where the tests below use them.
 #[cfg(any(loom, shuttle))]
-pub fn map_chunks<T, F>(_threads: usize, len: usize, size: usize, f: F) -> Vec<T>
+pub fn map_chunks<T, W, I, F>(_threads: usize, len: usize, size: usize, init: I, f: F) -> Vec<T>
 where
     T: Send,
-    F: Fn(Range<usize>) -> T + Sync,
+    I: Fn() -> W + Sync,
+    F: Fn(&mut W, Range<usize>) -> T + Sync,
 {
     let size = size.max(1);
+    let mut w = init();
     (0..len.div_ceil(size))
-        .map(|k| f(k * size..((k + 1) * size).min(len)))
+        .map(|k| f(&mut w, k * size..((k + 1) * size).min(len)))
         .collect()
 }
 
@@ -132,15 +139,43 @@ mod tests {
 
     #[test]
     fn results_come_back_in_order_whatever_the_thread_count() {
-        let one = map_chunks(1, 1000, 7, |r| r.map(|x| x * x).sum::<usize>());
+        let one = map_chunks(1, 1000, 7, || (), |(), r| r.map(|x| x * x).sum::<usize>());
         for threads in [2, 3, 8] {
             assert_eq!(
-                map_chunks(threads, 1000, 7, |r| r.map(|x| x * x).sum::<usize>()),
+                map_chunks(
+                    threads,
+                    1000,
+                    7,
+                    || (),
+                    |(), r| r.map(|x| x * x).sum::<usize>()
+                ),
                 one
             );
         }
         assert_eq!(one.len(), 1000usize.div_ceil(7));
-        assert!(map_chunks(2, 0, 7, |r| r.len()).is_empty());
+        assert!(map_chunks(2, 0, 7, || (), |(), r| r.len()).is_empty());
+    }
+
+    #[test]
+    fn each_thread_makes_one_workspace_for_all_its_chunks() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for threads in [1, 3] {
+            let made = AtomicUsize::new(0);
+            let init = || {
+                made.fetch_add(1, Ordering::Relaxed);
+                0usize
+            };
+            // Each chunk reports how many chunks its thread ran before it.
+            let seen = map_chunks(threads, 1000, 7, init, |ran, _| {
+                *ran += 1;
+                *ran
+            });
+            assert!(made.load(Ordering::Relaxed) <= threads);
+            assert_eq!(seen.len(), 1000usize.div_ceil(7));
+            if threads == 1 {
+                assert_eq!(seen, (1..=seen.len()).collect::<Vec<_>>());
+            }
+        }
     }
 }
 

@@ -308,7 +308,7 @@ impl Pack for Value {
             Value::Pid(p) => put_tagged(out, 5, &p),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn take(r: &mut Reader<'_>) -> Self {
         match r.byte() {
             0 => Value::Nil,
@@ -579,14 +579,158 @@ pack_struct!(Redis {
     down
 });
 pack_struct!(Lock { holder, queue });
-pack_struct!(State {
-    procs,
-    db,
-    redis,
-    primary,
-    epochs,
-    mutexes,
-    ghosts,
-    faults_used,
-    clock
-});
+impl Pack for State {
+    #[inline]
+    fn put(&self, out: &mut Vec<u8>) {
+        // Named in full: a new field is a compile error here until it is packed.
+        let State {
+            procs,
+            db,
+            redis,
+            primary,
+            epochs,
+            mutexes,
+            ghosts,
+            faults_used,
+            clock,
+        } = self;
+        procs.put(out);
+        redis.put(out);
+        primary.put(out);
+        epochs.put(out);
+        mutexes.put(out);
+        ghosts.put(out);
+        faults_used.put(out);
+        clock.put(out);
+        // Last: its bytes are the rest of the state's, which `Unpacker` uses.
+        db.put(out);
+    }
+    #[inline]
+    fn take(r: &mut Reader<'_>) -> Self {
+        State::take_with(r, &mut |r| Shared::new(Proc::take(r)), &mut |r| {
+            Shared::new(Db::take(r))
+        })
+    }
+}
+
+impl State {
+    /// Reads a state, each process by `proc` and the database by `db`.
+    #[inline]
+    fn take_with(
+        r: &mut Reader<'_>,
+        proc: &mut dyn FnMut(&mut Reader<'_>) -> Shared<Proc>,
+        db: &mut dyn FnMut(&mut Reader<'_>) -> Shared<Db>,
+    ) -> Self {
+        let n = r.varint() as usize;
+        let procs = (0..n).map(|_| proc(r)).collect();
+        let redis = Pack::take(r);
+        let primary = Pack::take(r);
+        let epochs = Pack::take(r);
+        let mutexes = Pack::take(r);
+        let ghosts = Pack::take(r);
+        let faults_used = Pack::take(r);
+        let clock = Pack::take(r);
+        State {
+            procs,
+            redis,
+            primary,
+            epochs,
+            mutexes,
+            ghosts,
+            faults_used,
+            clock,
+            db: db(r),
+        }
+    }
+}
+
+/// Unpacks states for one thread, sharing the processes and databases of the states it
+/// unpacked lately instead of decoding and allocating them again: a layer of a search holds
+/// many states but few distinct processes or databases.
+#[derive(Default)]
+pub struct Unpacker {
+    procs: Cache<Proc>,
+    db: Cache<Db>,
+}
+
+impl Unpacker {
+    /// [`unpack`], sharing parts with the states unpacked before.
+    ///
+    /// # Panics
+    /// If the bytes are not a packed state.
+    #[must_use]
+    pub fn unpack(&mut self, bytes: &[u8]) -> State {
+        let mut r = Reader { bytes };
+        let Unpacker { procs, db } = self;
+        let s = State::take_with(
+            &mut r,
+            &mut |r| {
+                let start = r.bytes;
+                skip_proc(r);
+                procs.get(&start[..start.len() - r.bytes.len()])
+            },
+            // The database comes last: its bytes are all that is left.
+            &mut |r| db.get(std::mem::take(&mut r.bytes)),
+        );
+        assert!(r.bytes.is_empty(), "a packed state has no trailing bytes");
+        s
+    }
+}
+
+/// Parts recently decoded, by their bytes: one per slot, the slot chosen by a hash.
+struct Cache<T> {
+    slots: Box<[Slot<T>]>,
+}
+
+/// A part's bytes and the part.
+type Slot<T> = Option<(Box<[u8]>, Shared<T>)>;
+
+const CACHE_SLOTS: usize = 1024;
+/// Parts whose bytes are longer are not kept (a process at rest takes about seven bytes).
+const CACHED_BYTES: usize = 64;
+
+impl<T> Default for Cache<T> {
+    fn default() -> Self {
+        Cache {
+            slots: (0..CACHE_SLOTS).map(|_| None).collect(),
+        }
+    }
+}
+
+impl<T: Pack> Cache<T> {
+    /// The part `bytes` holds (all of them).
+    fn get(&mut self, bytes: &[u8]) -> Shared<T> {
+        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        let slot = &mut self.slots[(hash >> 32) as usize % CACHE_SLOTS];
+        if let Some((known, part)) = slot {
+            if **known == *bytes {
+                return part.clone();
+            }
+        }
+        let mut r = Reader { bytes };
+        let part = Shared::new(T::take(&mut r));
+        assert!(r.bytes.is_empty(), "a packed part has no trailing bytes");
+        if bytes.len() <= CACHED_BYTES {
+            *slot = Some((bytes.into(), part.clone()));
+        }
+        part
+    }
+}
+
+/// Moves the reader past one packed process without building it, as [`Proc::take`] reads
+/// it: position, status, locals, the bit set of other fields; a process with any of those
+/// is decoded and dropped (they are rare).
+fn skip_proc(r: &mut Reader<'_>) {
+    let start = r.bytes;
+    r.varint();
+    Status::take(r);
+    for _ in 0..r.varint() {
+        Value::take(r);
+    }
+    if u16::take(r) != 0 {
+        r.bytes = start;
+        Proc::take(r);
+    }
+}

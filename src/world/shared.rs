@@ -9,13 +9,21 @@ use std::rc::Rc;
 
 /// A value shared between states until one of them writes it (`DerefMut` copies it then).
 /// Equality, hashing and `Debug` are the value's own.
-#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Shared<T>(Rc<T>);
 
 impl<T> Shared<T> {
     #[must_use]
     pub fn new(v: T) -> Self {
         Shared(Rc::new(v))
+    }
+}
+
+/// A copy shares the value (whatever `T` is): it costs a reference count.
+impl<T> Clone for Shared<T> {
+    #[inline]
+    fn clone(&self) -> Self {
+        Shared(Rc::clone(&self.0))
     }
 }
 

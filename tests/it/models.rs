@@ -278,7 +278,7 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
 /// states only in packed form.
 #[test]
 fn every_reachable_state_survives_packing() {
-    use interlock::world::codec::{pack, unpack};
+    use interlock::world::codec::{pack, unpack, Unpacker};
     use interlock::world::State;
     use std::collections::HashSet;
     for path in all_models() {
@@ -288,12 +288,15 @@ fn every_reachable_state_survives_packing() {
             let mut seen: HashSet<State> = HashSet::new();
             let mut todo = vec![State::initial(m)];
             let mut succ = Vec::new();
+            // One unpacker for the whole model: later states reuse what earlier ones left.
+            let mut unpacker = Unpacker::default();
             while let Some(s) = todo.pop() {
                 if seen.len() >= 3000 || !seen.insert(s.clone()) {
                     continue;
                 }
                 let bytes = pack(&s);
                 assert_eq!(unpack(&bytes), s, "{}", path.display());
+                assert_eq!(unpacker.unpack(&bytes), s, "{}", path.display());
                 interlock::exec::successors(m, &s, &mut succ);
                 todo.extend(succ.drain(..).map(|(_, n)| n));
             }

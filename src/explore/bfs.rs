@@ -196,7 +196,13 @@ impl Bfs<'_, '_> {
         let r = &self.r;
         // Each thread's buffers, and its unpacker, which shares the processes and databases
         // of the states it unpacked before.
-        let init = || (Scratch::default(), Vec::new(), Unpacker::default());
+        let init = || {
+            (
+                Scratch::default(),
+                Vec::new(),
+                Unpacker::for_states(batch.len()),
+            )
+        };
         let results = map_chunks(self.opts.threads, batch.len(), CHUNK, init, |w, range| {
             let (sc, succ, unpacker) = w;
             range

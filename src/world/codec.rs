@@ -1,5 +1,5 @@
 //! The compact binary form of a state, for the visited set and the frontier: each field in
-//! declaration order, integers as variable-length (LEB128, signed ones zig-zagged), enums as
+//! declaration order (but the state's database last), integers as variable-length (LEB128, signed ones zig-zagged), enums as
 //! a tag byte, options and lists with a tag or length in front. A process has, after its
 //! position, status and locals, a bit set of the fields that are off their default, and only
 //! those follow: a process at rest packs into about seven bytes.
@@ -18,6 +18,7 @@ use super::shared::Shared;
 use super::value::{Pid, Sym, Value};
 use super::State;
 use crate::ir::{Isolation, LockMode};
+use std::hash::Hasher as _;
 
 /// A part of a state that packs into bytes and back.
 pub trait Pack: Sized {
@@ -647,13 +648,23 @@ impl State {
 /// Unpacks states for one thread, sharing the processes and databases of the states it
 /// unpacked lately instead of decoding and allocating them again: a layer of a search holds
 /// many states but few distinct processes or databases.
-#[derive(Default)]
 pub struct Unpacker {
     procs: Cache<Proc>,
     db: Cache<Db>,
 }
 
 impl Unpacker {
+    /// An unpacker for about `states` states: its caches have as many slots, from 16 to
+    /// 1,024 (a small search does not pay for large ones).
+    #[must_use]
+    pub fn for_states(states: usize) -> Self {
+        let slots = states.clamp(16, MAX_SLOTS).next_power_of_two();
+        Unpacker {
+            procs: Cache::new(slots),
+            db: Cache::new(slots),
+        }
+    }
+
     /// [`unpack`], sharing parts with the states unpacked before.
     ///
     /// # Panics
@@ -685,25 +696,23 @@ struct Cache<T> {
 /// A part's bytes and the part.
 type Slot<T> = Option<(Box<[u8]>, Shared<T>)>;
 
-const CACHE_SLOTS: usize = 1024;
+const MAX_SLOTS: usize = 1024;
 /// Parts whose bytes are longer are not kept (a process at rest takes about seven bytes).
 const CACHED_BYTES: usize = 64;
 
-impl<T> Default for Cache<T> {
-    fn default() -> Self {
+impl<T: Pack> Cache<T> {
+    fn new(slots: usize) -> Self {
         Cache {
-            slots: (0..CACHE_SLOTS).map(|_| None).collect(),
+            slots: (0..slots).map(|_| None).collect(),
         }
     }
-}
 
-impl<T: Pack> Cache<T> {
     /// The part `bytes` holds (all of them).
     fn get(&mut self, bytes: &[u8]) -> Shared<T> {
-        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-        let slot = &mut self.slots[(hash >> 32) as usize % CACHE_SLOTS];
+        let mut h = rustc_hash::FxHasher::default();
+        h.write(bytes);
+        let n = self.slots.len();
+        let slot = &mut self.slots[(h.finish() >> 32) as usize % n];
         if let Some((known, part)) = slot {
             if **known == *bytes {
                 return part.clone();

@@ -315,8 +315,6 @@ impl Db {
         }
     }
 
-    /// Ends `pid`'s transaction: on commit its changes become one new commit, on abort they
-    /// vanish; its locks go, its waits end, and waiting transactions are granted in order.
     /// Whether `pid` has anything in the database: a change, a row lock held or asked
     /// for, a gap lock. ([`Db::end`] changes nothing for a transaction that has not.)
     #[must_use]
@@ -330,6 +328,8 @@ impl Db {
             })
     }
 
+    /// Ends `pid`'s transaction: on commit its changes become one new commit, on abort they
+    /// vanish; its locks go, its waits end, and waiting transactions are granted in order.
     pub fn end(&mut self, flavour: Flavour, pid: Pid, commit: bool) -> Vec<Grant> {
         let wrote = self
             .tables

@@ -289,7 +289,7 @@ fn every_reachable_state_survives_packing() {
             let mut todo = vec![State::initial(m)];
             let mut succ = Vec::new();
             // One unpacker for the whole model: later states reuse what earlier ones left.
-            let mut unpacker = Unpacker::default();
+            let mut unpacker = Unpacker::for_states(64);
             while let Some(s) = todo.pop() {
                 if seen.len() >= 3000 || !seen.insert(s.clone()) {
                     continue;

@@ -7,8 +7,8 @@
 //! Written for the search's hot path: a state is packed once per transition and unpacked
 //! once per expansion, and a general serialisation framework spent much of the search's time
 //! there (docs/explorer.md). Every struct lists its fields once (`pack_struct!`), in a struct
-//! literal, and `Proc` names all its fields in a pattern, so a field added to a world type
-//! and not here is a compile error.
+//! literal, and `Proc` and `State` name all their fields in a pattern, so a field added to a
+//! world type and not here is a compile error.
 
 use super::db::{Db, Gap, GapRange, Row, RowLocks};
 use super::lock::Lock;

@@ -734,18 +734,8 @@ impl Packer {
 /// address. A slot holds the part itself, so the address cannot pass to another value while
 /// it is there, and the part, shared, cannot be written.
 struct Written<T> {
-    slots: Box<[Option<Bytes<T>>]>,
+    slots: Box<[Slot<T>]>,
 }
-
-/// A part and the bytes written for it, kept inline: a slot costs no allocation.
-struct Bytes<T> {
-    part: Shared<T>,
-    len: u8,
-    bytes: [u8; INLINE_BYTES],
-}
-
-/// The longest part a [`Packer`] keeps (a process at rest takes about seven bytes).
-const INLINE_BYTES: usize = 32;
 
 impl<T: Pack> Written<T> {
     fn new(slots: usize) -> Self {
@@ -759,23 +749,16 @@ impl<T: Pack> Written<T> {
         h.write_usize(part.addr());
         let n = self.slots.len();
         let slot = &mut self.slots[(h.finish() >> 32) as usize % n];
-        if let Some(k) = slot {
-            if Shared::ptr_eq(&k.part, part) {
-                out.extend_from_slice(&k.bytes[..k.len as usize]);
+        if let Some((bytes, known)) = slot {
+            if Shared::ptr_eq(known, part) {
+                out.extend_from_slice(bytes);
                 return;
             }
         }
         let start = out.len();
         part.put(out);
-        let written = &out[start..];
-        if written.len() <= INLINE_BYTES {
-            let mut bytes = [0; INLINE_BYTES];
-            bytes[..written.len()].copy_from_slice(written);
-            *slot = Some(Bytes {
-                part: part.clone(),
-                len: written.len() as u8,
-                bytes,
-            });
+        if out.len() - start <= CACHED_BYTES {
+            *slot = Some((out[start..].into(), part.clone()));
         }
     }
 }
@@ -785,7 +768,7 @@ struct Cache<T> {
     slots: Box<[Slot<T>]>,
 }
 
-/// A part's bytes and the part.
+/// A part's bytes and the part (in an [`Unpacker`] or a [`Packer`]).
 type Slot<T> = Option<(Box<[u8]>, Shared<T>)>;
 
 const MAX_SLOTS: usize = 1024;

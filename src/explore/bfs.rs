@@ -5,11 +5,11 @@ use super::chunked::{Links, Packs};
 use super::parallel::map_chunks;
 use super::properties::{check, rank, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
-use super::store::{pack, unpack, Store};
+use super::store::{pack, pack_into, unpack, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
 use crate::exec::Choice;
 use crate::ir::Model;
-use crate::world::codec::{Packer, Unpacker};
+use crate::world::codec::Unpacker;
 use crate::world::State;
 
 /// States expanded per batch: the unit of parallel work and of progress reports.
@@ -28,13 +28,7 @@ struct Expanded {
 }
 
 impl Expanded {
-    fn new(
-        m: &Model,
-        exp: Expansion,
-        finished: bool,
-        succ: &mut Vec<(Choice, State)>,
-        packer: &mut Packer,
-    ) -> Self {
+    fn new(m: &Model, exp: Expansion, finished: bool, succ: &mut Vec<(Choice, State)>) -> Self {
         let mut e = Expanded {
             exp,
             finished,
@@ -45,7 +39,7 @@ impl Expanded {
             let mut fails = Vec::new();
             check(m, &n, &mut fails);
             let start = e.packed.len();
-            packer.pack_into(&n, &mut e.packed);
+            pack_into(&n, &mut e.packed);
             e.succ.push((c, start..e.packed.len(), fails));
         }
         e
@@ -207,16 +201,15 @@ impl Bfs<'_, '_> {
                 Scratch::default(),
                 Vec::new(),
                 Unpacker::for_states(batch.len()),
-                Packer::for_states(batch.len()),
             )
         };
         let results = map_chunks(self.opts.threads, batch.len(), CHUNK, init, |w, range| {
-            let (sc, succ, unpacker, packer) = w;
+            let (sc, succ, unpacker) = w;
             range
                 .map(|k| {
                     let s = unpacker.unpack(batch[k]);
                     let exp = r.expand(&s, true, sc, succ);
-                    Expanded::new(r.m, exp, s.is_final(), succ, packer)
+                    Expanded::new(r.m, exp, s.is_final(), succ)
                 })
                 .collect::<Vec<_>>()
         });
@@ -234,13 +227,7 @@ impl Bfs<'_, '_> {
             };
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
-            e = Expanded::new(
-                self.r.m,
-                exp,
-                e.finished,
-                &mut succ,
-                &mut Packer::for_states(1),
-            );
+            e = Expanded::new(self.r.m, exp, e.finished, &mut succ);
         } else if e.exp.reduced() {
             self.stats.ample += 1;
         }

@@ -12,7 +12,7 @@ use std::hash::{Hash, Hasher};
 /// allocations.
 pub type Packed = Box<[u8]>;
 
-pub use crate::world::codec::{pack, unpack};
+pub use crate::world::codec::{pack, pack_into, unpack};
 
 /// Every visited state, packed, in discovery order.
 #[derive(Default)]

@@ -583,7 +583,28 @@ pack_struct!(Lock { holder, queue });
 impl Pack for State {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
-        self.put_with(out, &mut |p, out| p.put(out), &mut |d, out| d.put(out));
+        // Named in full: a new field is a compile error here until it is packed.
+        let State {
+            procs,
+            db,
+            redis,
+            primary,
+            epochs,
+            mutexes,
+            ghosts,
+            faults_used,
+            clock,
+        } = self;
+        procs.put(out);
+        redis.put(out);
+        primary.put(out);
+        epochs.put(out);
+        mutexes.put(out);
+        ghosts.put(out);
+        faults_used.put(out);
+        clock.put(out);
+        // Last: its bytes are the rest of the state's, which `Unpacker` uses.
+        db.put(out);
     }
     #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
@@ -593,40 +614,7 @@ impl Pack for State {
     }
 }
 
-/// Writes a process or the database.
-type PutPart<'a, T> = &'a mut dyn FnMut(&Shared<T>, &mut Vec<u8>);
-
 impl State {
-    /// Writes the state, each process by `proc` and the database by `db`.
-    #[inline]
-    fn put_with(&self, out: &mut Vec<u8>, proc: PutPart<'_, Proc>, db: PutPart<'_, Db>) {
-        // Named in full: a new field is a compile error here until it is packed.
-        let State {
-            procs,
-            db: database,
-            redis,
-            primary,
-            epochs,
-            mutexes,
-            ghosts,
-            faults_used,
-            clock,
-        } = self;
-        put_varint(out, procs.len() as u64);
-        for p in procs {
-            proc(p, out);
-        }
-        redis.put(out);
-        primary.put(out);
-        epochs.put(out);
-        mutexes.put(out);
-        ghosts.put(out);
-        faults_used.put(out);
-        clock.put(out);
-        // Last: its bytes are the rest of the state's, which `Unpacker` uses.
-        db(database, out);
-    }
-
     /// Reads a state, each process by `proc` and the database by `db`.
     #[inline]
     fn take_with(
@@ -700,75 +688,12 @@ impl Unpacker {
     }
 }
 
-/// Packs states for one thread, copying the bytes it wrote before for a process or database
-/// that a state shares (the same value, not an equal one) with a state packed earlier: a
-/// successor shares every process but the one that stepped with its parent, and those
-/// come from the thread's [`Unpacker`].
-pub struct Packer {
-    procs: Written<Proc>,
-    db: Written<Db>,
-}
-
-impl Packer {
-    /// A packer for about `states` states (see [`Unpacker::for_states`]).
-    #[must_use]
-    pub fn for_states(states: usize) -> Self {
-        let slots = states.clamp(16, MAX_SLOTS).next_power_of_two();
-        Packer {
-            procs: Written::new(slots),
-            db: Written::new(slots),
-        }
-    }
-
-    /// Appends the packed state to `out`: the same bytes as [`pack_into`].
-    pub fn pack_into(&mut self, s: &State, out: &mut Vec<u8>) {
-        out.reserve(16 + 24 * s.procs.len());
-        let Packer { procs, db } = self;
-        s.put_with(out, &mut |p, out| procs.put(p, out), &mut |d, out| {
-            db.put(d, out)
-        });
-    }
-}
-
-/// Parts recently written, by identity: one per slot, the slot chosen by the part's
-/// address. A slot holds the part itself, so the address cannot pass to another value while
-/// it is there, and the part, shared, cannot be written.
-struct Written<T> {
-    slots: Box<[Slot<T>]>,
-}
-
-impl<T: Pack> Written<T> {
-    fn new(slots: usize) -> Self {
-        Written {
-            slots: (0..slots).map(|_| None).collect(),
-        }
-    }
-
-    fn put(&mut self, part: &Shared<T>, out: &mut Vec<u8>) {
-        let mut h = rustc_hash::FxHasher::default();
-        h.write_usize(part.addr());
-        let n = self.slots.len();
-        let slot = &mut self.slots[(h.finish() >> 32) as usize % n];
-        if let Some((bytes, known)) = slot {
-            if Shared::ptr_eq(known, part) {
-                out.extend_from_slice(bytes);
-                return;
-            }
-        }
-        let start = out.len();
-        part.put(out);
-        if out.len() - start <= CACHED_BYTES {
-            *slot = Some((out[start..].into(), part.clone()));
-        }
-    }
-}
-
 /// Parts recently decoded, by their bytes: one per slot, the slot chosen by a hash.
 struct Cache<T> {
     slots: Box<[Slot<T>]>,
 }
 
-/// A part's bytes and the part (in an [`Unpacker`] or a [`Packer`]).
+/// A part's bytes and the part.
 type Slot<T> = Option<(Box<[u8]>, Shared<T>)>;
 
 const MAX_SLOTS: usize = 1024;

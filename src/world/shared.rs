@@ -27,21 +27,6 @@ impl<T> Clone for Shared<T> {
     }
 }
 
-impl<T> Shared<T> {
-    /// Whether both are the same shared value, not merely equal ones.
-    #[must_use]
-    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
-        Rc::ptr_eq(&a.0, &b.0)
-    }
-
-    /// Where the value lives: an identity for caches, which stays the value's own while the
-    /// cache holds a `Shared` of it (and so keeps it alive and, shared, unwritten).
-    #[must_use]
-    pub fn addr(&self) -> usize {
-        Rc::as_ptr(&self.0).addr()
-    }
-}
-
 impl<T> Deref for Shared<T> {
     type Target = T;
     #[inline]

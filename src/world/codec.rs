@@ -7,8 +7,8 @@
 //! Written for the search's hot path: a state is packed once per transition and unpacked
 //! once per expansion, and a general serialisation framework spent much of the search's time
 //! there (docs/explorer.md). Every struct lists its fields once (`pack_struct!`), in a struct
-//! literal, and `Proc` and `State` name all their fields in a pattern, so a field added to a
-//! world type and not here is a compile error.
+//! literal, and `Proc` names all its fields in a pattern, so a field added to a world type
+//! and not here is a compile error.
 
 use super::db::{Db, Gap, GapRange, Row, RowLocks};
 use super::lock::Lock;
@@ -580,42 +580,22 @@ pack_struct!(Redis {
     down
 });
 pack_struct!(Lock { holder, queue });
-impl Pack for State {
-    #[inline]
-    fn put(&self, out: &mut Vec<u8>) {
-        // Named in full: a new field is a compile error here until it is packed.
-        let State {
-            procs,
-            db,
-            redis,
-            primary,
-            epochs,
-            mutexes,
-            ghosts,
-            faults_used,
-            clock,
-        } = self;
-        procs.put(out);
-        redis.put(out);
-        primary.put(out);
-        epochs.put(out);
-        mutexes.put(out);
-        ghosts.put(out);
-        faults_used.put(out);
-        clock.put(out);
-        // Last: its bytes are the rest of the state's, which `Unpacker` uses.
-        db.put(out);
-    }
-    #[inline]
-    fn take(r: &mut Reader<'_>) -> Self {
-        State::take_with(r, &mut |r| Shared::new(Proc::take(r)), &mut |r| {
-            Shared::new(Db::take(r))
-        })
-    }
-}
+// The database last: its bytes are the rest of the state's, which `Unpacker` uses.
+pack_struct!(State {
+    procs,
+    redis,
+    primary,
+    epochs,
+    mutexes,
+    ghosts,
+    faults_used,
+    clock,
+    db
+});
 
 impl State {
-    /// Reads a state, each process by `proc` and the database by `db`.
+    /// Reads a state as `pack_struct!(State …)` does, each process by `proc` and the
+    /// database by `db`.
     #[inline]
     fn take_with(
         r: &mut Reader<'_>,
@@ -623,23 +603,16 @@ impl State {
         db: &mut dyn FnMut(&mut Reader<'_>) -> Shared<Db>,
     ) -> Self {
         let n = r.varint() as usize;
-        let procs = (0..n).map(|_| proc(r)).collect();
-        let redis = Pack::take(r);
-        let primary = Pack::take(r);
-        let epochs = Pack::take(r);
-        let mutexes = Pack::take(r);
-        let ghosts = Pack::take(r);
-        let faults_used = Pack::take(r);
-        let clock = Pack::take(r);
+        // Fields are read in the order written here, which is the packing order.
         State {
-            procs,
-            redis,
-            primary,
-            epochs,
-            mutexes,
-            ghosts,
-            faults_used,
-            clock,
+            procs: (0..n).map(|_| proc(r)).collect(),
+            redis: Pack::take(r),
+            primary: Pack::take(r),
+            epochs: Pack::take(r),
+            mutexes: Pack::take(r),
+            ghosts: Pack::take(r),
+            faults_used: Pack::take(r),
+            clock: Pack::take(r),
             db: db(r),
         }
     }

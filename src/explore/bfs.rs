@@ -3,7 +3,7 @@
 
 use super::chunked::{Links, Packs};
 use super::parallel::map_chunks;
-use super::properties::{check, rank, Failure};
+use super::properties::{check, rank, Checker, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
 use super::store::{pack, pack_into, unpack, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
@@ -28,7 +28,13 @@ struct Expanded {
 }
 
 impl Expanded {
-    fn new(m: &Model, exp: Expansion, finished: bool, succ: &mut Vec<(Choice, State)>) -> Self {
+    fn new(
+        m: &Model,
+        exp: Expansion,
+        finished: bool,
+        succ: &mut Vec<(Choice, State)>,
+        checker: &mut Checker,
+    ) -> Self {
         let mut e = Expanded {
             exp,
             finished,
@@ -37,7 +43,7 @@ impl Expanded {
         };
         for (c, n) in succ.drain(..) {
             let mut fails = Vec::new();
-            check(m, &n, &mut fails);
+            checker.check(m, &n, &mut fails);
             let start = e.packed.len();
             pack_into(&n, &mut e.packed);
             e.succ.push((c, start..e.packed.len(), fails));
@@ -194,22 +200,24 @@ impl Bfs<'_, '_> {
             Store::Prints(_) => (lo..hi).map(|i| self.frontier.get(i - start)).collect(),
         };
         let r = &self.r;
-        // Each thread's buffers, and its unpacker, which shares the processes and databases
-        // of the states it unpacked before.
+        // Each thread's buffers; its unpacker, which shares the processes and databases of
+        // the states it unpacked before; its property checker, which remembers the last
+        // verdicts.
         let init = || {
             (
                 Scratch::default(),
                 Vec::new(),
                 Unpacker::for_states(batch.len()),
+                Checker::new(r.m),
             )
         };
         let results = map_chunks(self.opts.threads, batch.len(), CHUNK, init, |w, range| {
-            let (sc, succ, unpacker) = w;
+            let (sc, succ, unpacker, checker) = w;
             range
                 .map(|k| {
                     let s = unpacker.unpack(batch[k]);
                     let exp = r.expand(&s, true, sc, succ);
-                    Expanded::new(r.m, exp, s.is_final(), succ)
+                    Expanded::new(r.m, exp, s.is_final(), succ, checker)
                 })
                 .collect::<Vec<_>>()
         });
@@ -227,7 +235,8 @@ impl Bfs<'_, '_> {
             };
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
-            e = Expanded::new(self.r.m, exp, e.finished, &mut succ);
+            let mut checker = Checker::new(self.r.m);
+            e = Expanded::new(self.r.m, exp, e.finished, &mut succ, &mut checker);
         } else if e.exp.reduced() {
             self.stats.ample += 1;
         }

@@ -17,7 +17,7 @@ pub mod symmetry;
 pub mod waits;
 
 pub use bfs::{explore, explore_with};
-pub use properties::Failure;
+pub use properties::{check, Checker, Failure};
 pub use store::collision_probability;
 
 use crate::exec::Choice;

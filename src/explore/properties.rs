@@ -1,8 +1,10 @@
 //! Which property a state breaks, if any.
 
 use crate::exec::eval::{eval, Scope};
-use crate::ir::{Model, PropertyKind};
+use crate::ir::{Expr, Model, PropertyKind};
+use crate::world::db::Db;
 use crate::world::process::Status;
+use crate::world::shared::Shared;
 use crate::world::value::Pid;
 use crate::world::State;
 
@@ -33,6 +35,11 @@ impl Failure {
 /// the expected property first, then declaration order, then runtime errors.
 pub fn check(m: &Model, s: &State, out: &mut Vec<Failure>) {
     out.clear();
+    properties(m, s, out);
+    runtime_errors(s, out);
+}
+
+fn properties(m: &Model, s: &State, out: &mut Vec<Failure>) {
     let fin = s.is_final();
     let sc = Scope::global(m, s);
     for (i, p) in m.properties.iter().enumerate() {
@@ -44,11 +51,112 @@ pub fn check(m: &Model, s: &State, out: &mut Vec<Failure>) {
             out.push(Failure::Property(i));
         }
     }
+}
+
+fn runtime_errors(s: &State, out: &mut Vec<Failure>) {
     for (i, p) in s.procs.iter().enumerate() {
         if matches!(p.status, Status::Failed(_)) {
             out.push(Failure::RuntimeError(Pid(i as u16)));
         }
     }
+}
+
+/// [`check`] for the successors of states, one after another. Most steps leave the
+/// database and the ghosts as they were (the database stays the very same shared value), and
+/// when every property reads nothing else, their verdicts carry over from the last state
+/// checked.
+pub struct Checker {
+    /// Every safety property is an invariant over the database and ghosts only.
+    world_only: bool,
+    /// The world last checked and the properties it breaks (`None` before the first).
+    last: Option<World>,
+    fails: Vec<Failure>,
+}
+
+/// What a world-only property reads.
+struct World {
+    db: Shared<Db>,
+    ghosts: Vec<i64>,
+}
+
+impl World {
+    fn of(s: &State) -> Self {
+        World {
+            db: s.db.clone(),
+            ghosts: s.ghosts.clone(),
+        }
+    }
+
+    /// Becomes the world of `s`, in the buffers it has.
+    fn set(&mut self, s: &State) {
+        self.db = s.db.clone();
+        self.ghosts.clone_from(&s.ghosts);
+    }
+
+    fn is(&self, s: &State) -> bool {
+        Shared::same(&self.db, &s.db) && self.ghosts == s.ghosts
+    }
+}
+
+impl Checker {
+    #[must_use]
+    pub fn new(m: &Model) -> Self {
+        let world_only = m.properties.iter().all(|p| match p.kind {
+            PropertyKind::Invariant => reads_world_only(&p.expr),
+            PropertyKind::Final => false,
+            _ => true, // liveness is not checked here
+        });
+        Checker {
+            world_only,
+            last: None,
+            fails: Vec::new(),
+        }
+    }
+
+    /// The failures of `s`, as [`check`] finds them. Returns whether the properties'
+    /// verdicts were remembered rather than evaluated.
+    pub fn check(&mut self, m: &Model, s: &State, out: &mut Vec<Failure>) -> bool {
+        out.clear();
+        if !self.world_only {
+            check(m, s, out);
+            return false;
+        }
+        let remembered = matches!(&self.last, Some(w) if w.is(s));
+        match &mut self.last {
+            Some(_) if remembered => {}
+            Some(w) => {
+                w.set(s);
+                self.fails.clear();
+                properties(m, s, &mut self.fails);
+            }
+            None => {
+                self.last = Some(World::of(s));
+                properties(m, s, &mut self.fails);
+            }
+        }
+        out.extend_from_slice(&self.fails);
+        runtime_errors(s, out);
+        remembered
+    }
+}
+
+/// Whether an expression reads nothing but the database and ghosts.
+fn reads_world_only(e: &Expr) -> bool {
+    let mut only = true;
+    e.visit(&mut |x| {
+        only &= !matches!(
+            x,
+            Expr::Local(_)
+                | Expr::Me
+                | Expr::Column(_)
+                | Expr::Now
+                | Expr::Clock
+                | Expr::Key(_)
+                | Expr::Count { .. }
+                | Expr::Status { .. }
+        );
+    });
+    only
 }
 
 /// The rank of a failure when several happen at the same depth: lower is reported first.
@@ -60,4 +168,38 @@ pub fn rank(m: &Model, f: Failure) -> (u8, Failure) {
         _ => false,
     };
     (u8::from(!expected), f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process finishing changes neither the database nor a ghost: a property that counts
+    /// processes is checked afresh on every state, never carried over.
+    #[test]
+    fn a_property_over_processes_is_never_remembered() {
+        let text = r#"model "Two clients finish"
+about "Each client returns at once."
+process client[2] {
+  return "done"
+}
+invariant one_done: count(client, done) <= 1
+expect violated one_done
+"#;
+        let model = crate::Model::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+        let m = model.ir();
+        let mut s = State::initial(m);
+        let (mut checker, mut got, mut want, mut succ) =
+            (Checker::new(m), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..3 {
+            check(m, &s, &mut want);
+            assert!(!checker.check(m, &s, &mut got));
+            assert_eq!(got, want);
+            if crate::exec::successors(m, &s, &mut succ) == 0 {
+                break;
+            }
+            s = succ.swap_remove(0).1;
+        }
+        assert_eq!(got, vec![Failure::Property(0)], "both clients finished");
+    }
 }

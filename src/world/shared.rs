@@ -17,6 +17,12 @@ impl<T> Shared<T> {
     pub fn new(v: T) -> Self {
         Shared(Rc::new(v))
     }
+
+    /// Whether both are the one shared value (then they are equal without looking).
+    #[must_use]
+    pub fn same(a: &Self, b: &Self) -> bool {
+        Rc::ptr_eq(&a.0, &b.0)
+    }
 }
 
 /// A copy shares the value (whatever `T` is): it costs a reference count.

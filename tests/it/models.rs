@@ -273,6 +273,45 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
     }
 }
 
+/// The search checks the successors of a state with one `Checker`, which carries the
+/// verdicts of the last state it saw over to a successor with the same database and ghosts
+/// as its own: on every state every built-in model reaches, it finds what `check` finds.
+#[test]
+fn remembered_property_verdicts_are_the_checked_ones() {
+    use interlock::explore::{check, Checker};
+    use interlock::world::State;
+    use std::collections::HashSet;
+    let mut remembered = 0;
+    for path in all_models() {
+        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        for variant in model.variants().unwrap_or_else(|e| panic!("{e}")) {
+            let m = variant.ir();
+            let mut seen: HashSet<State> = HashSet::new();
+            let mut todo = vec![State::initial(m)];
+            let (mut succ, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
+            let mut checker = Checker::new(m);
+            while let Some(s) = todo.pop() {
+                if seen.len() >= 3000 || !seen.insert(s.clone()) {
+                    continue;
+                }
+                interlock::exec::successors(m, &s, &mut succ);
+                for (_, n) in &succ {
+                    check(m, n, &mut want);
+                    if checker.check(m, n, &mut got) {
+                        remembered += 1;
+                    }
+                    assert_eq!(got, want, "{}: {n:?}", path.display());
+                }
+                todo.extend(succ.drain(..).map(|(_, n)| n));
+            }
+        }
+    }
+    assert!(
+        remembered > 1000,
+        "the checker remembered only {remembered} verdicts"
+    );
+}
+
 /// Every state the built-in models reach (the first few thousand of each, every flavour)
 /// packs into bytes that unpack to the same state: the visited set and the frontier keep
 /// states only in packed form.

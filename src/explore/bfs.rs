@@ -19,12 +19,19 @@ const CHUNK: usize = 64;
 
 /// What one state's expansion produced, computed off the search's thread: each successor
 /// packed into one buffer (a new state is copied out of it; a known one costs nothing more),
-/// with the properties it breaks.
+/// with the hash the store looks it up by and the properties it breaks.
 struct Expanded {
     exp: Expansion,
     finished: bool,
     packed: Vec<u8>,
-    succ: Vec<(Choice, std::ops::Range<usize>, Vec<Failure>)>,
+    succ: Vec<Succ>,
+}
+
+struct Succ {
+    choice: Choice,
+    bytes: std::ops::Range<usize>,
+    hash: u64,
+    fails: Vec<Failure>,
 }
 
 impl Expanded {
@@ -34,6 +41,7 @@ impl Expanded {
         finished: bool,
         succ: &mut Vec<(Choice, State)>,
         checker: &mut Checker,
+        store: &Store,
     ) -> Self {
         let mut e = Expanded {
             exp,
@@ -41,12 +49,19 @@ impl Expanded {
             packed: Vec::new(),
             succ: Vec::with_capacity(succ.len()),
         };
-        for (c, n) in succ.drain(..) {
+        for (choice, n) in succ.drain(..) {
             let mut fails = Vec::new();
             checker.check(m, &n, &mut fails);
             let start = e.packed.len();
             pack_into(&n, &mut e.packed);
-            e.succ.push((c, start..e.packed.len(), fails));
+            let bytes = start..e.packed.len();
+            let hash = store.hash(&e.packed[bytes.clone()]);
+            e.succ.push(Succ {
+                choice,
+                bytes,
+                hash,
+                fails,
+            });
         }
         e
     }
@@ -143,7 +158,8 @@ impl Bfs<'_, '_> {
         let init = self.r.initial();
         let mut fails = Vec::new();
         check(self.r.m, &init, &mut fails);
-        self.visit(&pack(&init), &fails, None);
+        let init = pack(&init);
+        self.visit(&init, self.store.hash(&init), &fails, None);
         loop {
             let depth = self.bounds.len() - 2;
             self.stats.depth = depth;
@@ -156,7 +172,10 @@ impl Bfs<'_, '_> {
             let mut cut = false;
             for lo in (start..end).step_by(BATCH) {
                 let hi = (lo + BATCH).min(end);
-                for (k, e) in self.expand_batch(start, lo, hi).into_iter().enumerate() {
+                let batch = self.expand_batch(start, lo, hi);
+                let hashes = batch.iter().flat_map(|e| e.succ.iter().map(|n| n.hash));
+                self.store.preload(hashes);
+                for (k, e) in batch.into_iter().enumerate() {
                     let i = lo + k;
                     if e.exp.progress == 0 && !e.finished {
                         deadlocks.push((Failure::Deadlock, i as u32));
@@ -199,7 +218,7 @@ impl Bfs<'_, '_> {
             Store::Exact(seen) => (lo..hi).map(|i| seen.packed(i)).collect(),
             Store::Prints(_) => (lo..hi).map(|i| self.frontier.get(i - start)).collect(),
         };
-        let r = &self.r;
+        let (r, store) = (&self.r, &self.store);
         // Each thread's buffers; its unpacker, which shares the processes and databases of
         // the states it unpacked before; its property checker, which remembers the last
         // verdicts.
@@ -217,7 +236,7 @@ impl Bfs<'_, '_> {
                 .map(|k| {
                     let s = unpacker.unpack(batch[k]);
                     let exp = r.expand(&s, true, sc, succ);
-                    Expanded::new(r.m, exp, s.is_final(), succ, checker)
+                    Expanded::new(r.m, exp, s.is_final(), succ, checker, store)
                 })
                 .collect::<Vec<_>>()
         });
@@ -228,7 +247,7 @@ impl Bfs<'_, '_> {
     /// when `--max-states` is reached without a failure.
     fn merge(&mut self, i: usize, start: usize, mut e: Expanded) -> Option<Bound> {
         // The cycle proviso: a reduced expansion must lead somewhere new.
-        if e.exp.reduced() && self.store.contains(&e.packed[e.succ[0].1.clone()]) {
+        if e.exp.reduced() && self.store.contains(&e.packed[e.succ[0].bytes.clone()]) {
             let s = match &self.store {
                 Store::Exact(seen) => seen.get(i),
                 Store::Prints(_) => unpack(self.frontier.get(i - start)),
@@ -236,7 +255,14 @@ impl Bfs<'_, '_> {
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
             let mut checker = Checker::new(self.r.m);
-            e = Expanded::new(self.r.m, exp, e.finished, &mut succ, &mut checker);
+            e = Expanded::new(
+                self.r.m,
+                exp,
+                e.finished,
+                &mut succ,
+                &mut checker,
+                &self.store,
+            );
         } else if e.exp.reduced() {
             self.stats.ample += 1;
         }
@@ -244,11 +270,11 @@ impl Bfs<'_, '_> {
         if let Some(edges) = &mut self.edges {
             edges.push(Vec::with_capacity(e.succ.len()));
         }
-        for (k, (c, n, fails)) in e.succ.into_iter().enumerate() {
+        for (k, n) in e.succ.into_iter().enumerate() {
             let from = Some((i as u32, e.exp.ordinal(k)));
-            let (j, new) = self.visit(&e.packed[n], &fails, from);
+            let (j, new) = self.visit(&e.packed[n.bytes], n.hash, &n.fails, from);
             if let Some(edges) = &mut self.edges {
-                edges[i].push((c, j as u32));
+                edges[i].push((n.choice, j as u32));
             }
             let full = self
                 .opts
@@ -264,8 +290,14 @@ impl Bfs<'_, '_> {
     /// Adds a packed state, which breaks `fails`, to the visited set: found from state
     /// `from.0` by the transition in place `from.1` (`None` for the initial state). Returns
     /// its index and whether it is new.
-    fn visit(&mut self, n: &[u8], fails: &[Failure], from: Option<(u32, usize)>) -> (usize, bool) {
-        let (j, new) = self.store.insert(n);
+    fn visit(
+        &mut self,
+        n: &[u8],
+        hash: u64,
+        fails: &[Failure],
+        from: Option<(u32, usize)>,
+    ) -> (usize, bool) {
+        let (j, new) = self.store.insert(n, hash);
         if !new {
             return (j, false);
         }

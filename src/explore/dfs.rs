@@ -34,7 +34,8 @@ pub fn search(
     let mut stack: Vec<Frame> = Vec::new();
     let mut cut = false;
     let init = r.initial();
-    store.insert(&pack(&init));
+    let packed = pack(&init);
+    store.insert(&packed, store.hash(&packed));
     // A state enters the visited set when it is found, and is expanded right after.
     let mut next = Some((Choice::Tick, init));
     loop {
@@ -93,7 +94,8 @@ pub fn search(
         };
         match top.succ.next() {
             Some((c, n)) => {
-                if store.insert(&pack(&n)).1 {
+                let p = pack(&n);
+                if store.insert(&p, store.hash(&p)).1 {
                     next = Some((c, n));
                 }
             }

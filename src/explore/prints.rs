@@ -65,6 +65,19 @@ impl Prints {
         true
     }
 
+    /// The value in `fp`'s home slot (0 if its chunk is not written): a plain read, which
+    /// brings the slot's cache line in before `fp` is inserted.
+    #[must_use]
+    pub fn peek(&self, fp: u64) -> u64 {
+        let i = self.home(nonzero(fp));
+        let (c, offset) = (i >> self.chunk_bits, i & ((1 << self.chunk_bits) - 1));
+        self.chunks
+            .get(c)
+            .and_then(|chunk| chunk.get(offset))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Bytes of the chunks written so far.
     #[must_use]
     pub fn bytes(&self) -> usize {
@@ -178,5 +191,15 @@ mod tests {
         assert!((top..=u64::MAX).all(|v| p.contains(v)));
         assert!((1u64..=3000).all(|k| p.contains(k << 40)));
         assert!(!p.contains(top - 1) && !p.contains(2));
+    }
+
+    #[test]
+    fn peeking_reads_the_home_slot_and_changes_nothing() {
+        let mut p = Prints::default();
+        assert_eq!(p.peek(spread(1)), 0, "no chunk yet");
+        assert!(p.insert(spread(1)));
+        assert_eq!(p.peek(spread(1)), spread(1));
+        assert_eq!(p.peek(0), 0, "zero is looked up as one, which is not there");
+        assert_eq!(p.len(), 1);
     }
 }

@@ -4,9 +4,9 @@
 
 use super::prints::Prints;
 use crate::world::State;
-use indexmap::IndexSet;
+use indexmap::map::{raw_entry_v1::RawEntryMut, IndexMap, RawEntryApiV1};
 use rustc_hash::FxBuildHasher;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 /// A state encoded compactly (`world::codec`): a few bytes per process instead of a tree of
 /// allocations.
@@ -14,10 +14,11 @@ pub type Packed = Box<[u8]>;
 
 pub use crate::world::codec::{pack, pack_into, unpack};
 
-/// Every visited state, packed, in discovery order.
+/// Every visited state, packed, in discovery order. A state is looked up by its
+/// [`Store::hash`], which the search's threads compute beside packing it.
 #[derive(Default)]
 pub struct Seen {
-    set: IndexSet<Packed, FxBuildHasher>,
+    set: IndexMap<Packed, (), FxBuildHasher>,
     /// Bytes of all packed states, kept as they are added (progress reports read it).
     packed_bytes: usize,
 }
@@ -31,27 +32,40 @@ impl Seen {
     /// State number `i`, unpacked.
     #[must_use]
     pub fn get(&self, i: usize) -> State {
-        unpack(&self.set[i])
+        unpack(self.packed(i))
     }
 
     /// State number `i`, packed.
     #[must_use]
     pub fn packed(&self, i: usize) -> &[u8] {
-        &self.set[i]
+        self.set
+            .get_index(i)
+            .map(|(k, ())| &k[..])
+            .expect("a visited state")
     }
 
     #[must_use]
     pub fn index_of(&self, s: &State) -> Option<usize> {
-        self.set.get_index_of(&pack(s)[..])
+        let p = pack(s);
+        self.find(&p, exact_hash(&p))
     }
 
-    /// Visits a packed state: its index and whether it is new (only then is it copied).
-    pub fn insert_full(&mut self, p: &[u8]) -> (usize, bool) {
-        match self.set.get_index_of(p) {
-            Some(i) => (i, false),
-            None => {
+    fn find(&self, p: &[u8], hash: u64) -> Option<usize> {
+        self.set
+            .raw_entry_v1()
+            .index_from_hash(hash, |k| k[..] == *p)
+    }
+
+    /// Visits a packed state whose [`exact_hash`] is `hash`: its index and whether it is new
+    /// (only then is it copied).
+    pub fn insert_full(&mut self, p: &[u8], hash: u64) -> (usize, bool) {
+        match self.set.raw_entry_mut_v1().from_hash(hash, |k| k[..] == *p) {
+            RawEntryMut::Occupied(o) => (o.index(), false),
+            RawEntryMut::Vacant(v) => {
+                let i = v.index();
+                v.insert_hashed_nocheck(hash, Box::from(p), ());
                 self.packed_bytes += p.len();
-                self.set.insert_full(Box::from(p))
+                (i, true)
             }
         }
     }
@@ -84,25 +98,52 @@ impl Store {
         }
     }
 
+    /// What the store looks a packed state up by: its fingerprint, or in exact mode a
+    /// hash of its bytes. It depends on the bytes and the kind of store only, so the
+    /// search's threads compute it beside packing, off the thread that visits.
+    #[must_use]
+    pub fn hash(&self, p: &[u8]) -> u64 {
+        match self {
+            Store::Exact(_) => exact_hash(p),
+            Store::Prints(_) => fingerprint(p),
+        }
+    }
+
     /// Whether the packed state has been visited.
     #[must_use]
     pub fn contains(&self, p: &[u8]) -> bool {
         match self {
-            Store::Exact(seen) => seen.set.contains(p),
+            Store::Exact(seen) => seen.find(p, exact_hash(p)).is_some(),
             Store::Prints(set) => set.contains(fingerprint(p)),
         }
     }
 
-    /// Visits a packed state: its index (in fingerprint mode only for a new state;
-    /// `usize::MAX` otherwise) and whether it is new. In fingerprint mode the store keeps
-    /// nothing of the state itself: the search keeps the new ones it must expand.
-    pub fn insert(&mut self, p: &[u8]) -> (usize, bool) {
+    /// Visits a packed state, whose [`Store::hash`] is `hash`: its index (in fingerprint
+    /// mode only for a new state; `usize::MAX` otherwise) and whether it is new. In
+    /// fingerprint mode the store keeps nothing of the state itself: the search keeps the
+    /// new ones it must expand.
+    pub fn insert(&mut self, p: &[u8], hash: u64) -> (usize, bool) {
+        debug_assert_eq!(hash, self.hash(p));
         match self {
-            Store::Exact(seen) => seen.insert_full(p),
+            Store::Exact(seen) => seen.insert_full(p, hash),
             Store::Prints(set) => {
-                let new = set.insert(fingerprint(p));
+                let new = set.insert(hash);
                 (if new { set.len() - 1 } else { usize::MAX }, new)
             }
+        }
+    }
+
+    /// Reads where each of `hashes` would be looked up, without changing anything: the
+    /// reads miss the cache independently of one another, so the processor overlaps them,
+    /// and the visits that follow find the lines loaded. (Fingerprint mode; the exact
+    /// store's table is not reachable this way.)
+    pub fn preload(&self, hashes: impl Iterator<Item = u64>) {
+        if let Store::Prints(set) = self {
+            let mut seen = 0u64;
+            for h in hashes {
+                seen ^= set.peek(h);
+            }
+            std::hint::black_box(seen);
         }
     }
 
@@ -114,6 +155,12 @@ impl Store {
             Store::Prints(s) => s.bytes(),
         }
     }
+}
+
+/// The exact store's hash of a packed state (the one its table was built with).
+#[must_use]
+pub fn exact_hash(p: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(p)
 }
 
 /// A packed state's 64-bit fingerprint (the standard library's SipHash with its fixed

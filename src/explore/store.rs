@@ -10,8 +10,8 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 pub use crate::world::codec::{pack, pack_into, unpack};
 
-/// Home slots of a new exact table, as a power of two.
-const MIN_BITS: u32 = 10;
+/// Slots of a new exact table, as a power of two (small: a small search stays small).
+const MIN_BITS: u32 = 6;
 
 /// Every visited state, packed, in discovery order (a state's index is its BFS rank).
 ///

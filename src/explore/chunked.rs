@@ -6,12 +6,10 @@
 /// Values per chunk of [`Chunked`].
 const CHUNK: usize = 1 << 16;
 
-/// Bytes per block of [`Packs`] (a longer packed state gets a block of its own size). The
-/// first blocks are smaller, from [`FIRST_BLOCK`] doubling up to this, so that a small
-/// search does not take and touch a large block for a few states.
+/// Bytes per block of [`Packs`] (a longer packed state gets a block of its own size).
 const BLOCK: usize = 1 << 20;
 
-/// Bytes in the first block of [`Packs`].
+/// Bytes in the first block of [`Packs::growing`].
 const FIRST_BLOCK: usize = 1 << 12;
 
 /// Values appended one by one and read by index.
@@ -97,24 +95,48 @@ impl Links {
 
 /// Packed states appended one after another into large blocks, read by position. The blocks
 /// before a position can be released once the states there have been read.
-#[derive(Default)]
 pub struct Packs {
+    /// Bytes of the first block: [`BLOCK`], or less for [`Packs::growing`].
+    first: usize,
     blocks: Vec<Vec<u8>>,
     /// Per state: its block and where it starts there (it ends where the next one in the
     /// same block starts, or at the end of the block).
     at: Chunked<(u32, u32)>,
 }
 
+impl Default for Packs {
+    /// Blocks of [`BLOCK`] bytes: the frontier, which is made afresh for every layer. (Blocks
+    /// of many sizes, made and freed layer after layer, left the allocator holding more.)
+    fn default() -> Self {
+        Packs {
+            first: BLOCK,
+            blocks: Vec::new(),
+            at: Chunked::default(),
+        }
+    }
+}
+
 impl Packs {
+    /// Blocks from [`FIRST_BLOCK`] bytes doubling up to [`BLOCK`]: the exact store, made
+    /// once per search, so that a small search does not take a large block for a few states.
+    #[must_use]
+    pub fn growing() -> Self {
+        Packs {
+            first: FIRST_BLOCK,
+            ..Packs::default()
+        }
+    }
+
     pub fn push(&mut self, p: &[u8]) {
         let fits = self
             .blocks
             .last()
             .is_some_and(|b| b.len() + p.len() <= b.capacity());
         if !fits {
-            let size = self.blocks.last().map_or(FIRST_BLOCK, |b| {
-                (2 * b.capacity()).clamp(FIRST_BLOCK, BLOCK)
-            });
+            let size = self
+                .blocks
+                .last()
+                .map_or(self.first, |b| (2 * b.capacity()).clamp(self.first, BLOCK));
             self.blocks.push(Vec::with_capacity(size.max(p.len())));
         }
         let b = self.blocks.len() - 1;
@@ -184,7 +206,12 @@ mod tests {
 
     #[test]
     fn packs_come_back_whole_and_released_blocks_are_freed() {
-        let mut p = Packs::default();
+        for p in [Packs::default(), Packs::growing()] {
+            packs_come_back_whole_and_released_blocks_are_freed_in(p);
+        }
+    }
+
+    fn packs_come_back_whole_and_released_blocks_are_freed_in(mut p: Packs) {
         let states: Vec<Vec<u8>> = (0..3000u32)
             .map(|i| vec![(i % 251) as u8; 1 + (i as usize * 7919) % 997])
             .collect();

@@ -33,7 +33,7 @@ pub struct Seen {
 impl Default for Seen {
     fn default() -> Self {
         Seen {
-            packs: Packs::default(),
+            packs: Packs::growing(),
             slots: vec![0; 1 << MIN_BITS],
             bits: MIN_BITS,
             len: 0,

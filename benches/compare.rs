@@ -24,6 +24,11 @@
 //! count the same states: the bench prints both counts for N = 2 and 3 before the tables. The
 //! loom and shuttle versions are the same programs as real Rust code over their `sync` types.
 //!
+//! interlock runs three ways: `interlock` (default reductions, the usual way to run),
+//! `interlock-full` (no reductions, every state kept exactly, the default store) and
+//! `interlock-full-fp` (no reductions, 64-bit fingerprints: what Stateright's BFS keeps, a
+//! fingerprint per state and its parent's, so the fair measure of raw speed against it).
+//!
 //! How it measures:
 //! - Every run happens in a child process (this binary, started again with `--child`): the
 //!   parent kills it at the time limit, whichever tool it runs (loom and shuttle cannot be
@@ -1114,15 +1119,19 @@ fn real(bench: Bench, n: usize, on_loom: bool) -> (usize, String) {
 enum Tool {
     Interlock,
     InterlockFull,
+    /// No reductions, 64-bit fingerprints instead of the states: the store Stateright's
+    /// BFS keeps (a fingerprint per state, with its parent's).
+    InterlockFullPrints,
     Stateright,
     StaterightSymmetry,
     Loom,
     Shuttle,
 }
 
-const TOOLS: [Tool; 6] = [
+const TOOLS: [Tool; 7] = [
     Tool::Interlock,
     Tool::InterlockFull,
+    Tool::InterlockFullPrints,
     Tool::Stateright,
     Tool::StaterightSymmetry,
     Tool::Loom,
@@ -1134,6 +1143,7 @@ impl Tool {
         match self {
             Tool::Interlock => "interlock",
             Tool::InterlockFull => "interlock-full",
+            Tool::InterlockFullPrints => "interlock-full-fp",
             Tool::Stateright => "stateright-bfs",
             Tool::StaterightSymmetry => "stateright-dfs-sym",
             Tool::Loom => "loom",
@@ -1227,11 +1237,14 @@ fn timed<T>(once: &mut dyn FnMut() -> T) -> (f64, u32, f64, T) {
 /// One run of one tool.
 fn run_tool(bench: Bench, tool: Tool, n: usize, parsed: &interlock::Model) -> (usize, String) {
     match tool {
-        Tool::Interlock | Tool::InterlockFull => {
-            let opts = if tool == Tool::Interlock {
-                interlock::Options::default()
-            } else {
-                interlock::Options::full()
+        Tool::Interlock | Tool::InterlockFull | Tool::InterlockFullPrints => {
+            let opts = match tool {
+                Tool::Interlock => interlock::Options::default(),
+                Tool::InterlockFull => interlock::Options::full(),
+                _ => interlock::Options {
+                    fingerprints: true,
+                    ..interlock::Options::full()
+                },
             };
             let v = parsed.check_with(opts);
             (v.stats.states, v.summary())

@@ -144,12 +144,10 @@ fn bounds_end_in_an_incomplete_verdict() {
 
 #[test]
 fn traces_fit_one_hundred_columns() {
-    for path in all_models() {
-        for m in Model::from_file(&path).unwrap().variants().unwrap() {
-            let v = m.check();
-            for line in v.render().lines() {
-                assert!(line.chars().count() <= 100, "{}: {line}", path.display());
-            }
+    for (path, m) in all_variants() {
+        let v = m.check();
+        for line in v.render().lines() {
+            assert!(line.chars().count() <= 100, "{}: {line}", path.display());
         }
     }
 }
@@ -273,38 +271,62 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
     }
 }
 
+/// Every flavour of every built-in model, with the file it comes from.
+fn all_variants() -> Vec<(PathBuf, Model)> {
+    all_models()
+        .into_iter()
+        .flat_map(|path| {
+            let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            let variants = model.variants().unwrap_or_else(|e| panic!("{e}"));
+            variants.into_iter().map(move |v| (path.clone(), v))
+        })
+        .collect()
+}
+
+/// Walks the first few thousand states `m` reaches, depth first, and shows `visit` each
+/// one with its successors.
+fn walk(
+    m: &interlock::ir::Model,
+    visit: &mut dyn FnMut(
+        &interlock::world::State,
+        &[(interlock::exec::Choice, interlock::world::State)],
+    ),
+) {
+    use interlock::world::State;
+    use std::collections::HashSet;
+    let mut seen: HashSet<State> = HashSet::new();
+    let mut todo = vec![State::initial(m)];
+    let mut succ = Vec::new();
+    while let Some(s) = todo.pop() {
+        if seen.len() >= 3000 || !seen.insert(s.clone()) {
+            continue;
+        }
+        interlock::exec::successors(m, &s, &mut succ);
+        visit(&s, &succ);
+        todo.extend(succ.drain(..).map(|(_, n)| n));
+    }
+}
+
 /// The search checks the successors of a state with one `Checker`, which carries the
 /// verdicts of the last state it saw over to a successor with the same database and ghosts
 /// as its own: on every state every built-in model reaches, it finds what `check` finds.
 #[test]
 fn remembered_property_verdicts_are_the_checked_ones() {
     use interlock::explore::{check, Checker};
-    use interlock::world::State;
-    use std::collections::HashSet;
     let mut remembered = 0;
-    for path in all_models() {
-        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        for variant in model.variants().unwrap_or_else(|e| panic!("{e}")) {
-            let m = variant.ir();
-            let mut seen: HashSet<State> = HashSet::new();
-            let mut todo = vec![State::initial(m)];
-            let (mut succ, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
-            let mut checker = Checker::new(m);
-            while let Some(s) = todo.pop() {
-                if seen.len() >= 3000 || !seen.insert(s.clone()) {
-                    continue;
+    for (path, variant) in all_variants() {
+        let m = variant.ir();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        let mut checker = Checker::new(m);
+        walk(m, &mut |_, succ| {
+            for (_, n) in succ {
+                check(m, n, &mut want);
+                if checker.check(m, n, &mut got) {
+                    remembered += 1;
                 }
-                interlock::exec::successors(m, &s, &mut succ);
-                for (_, n) in &succ {
-                    check(m, n, &mut want);
-                    if checker.check(m, n, &mut got) {
-                        remembered += 1;
-                    }
-                    assert_eq!(got, want, "{}: {n:?}", path.display());
-                }
-                todo.extend(succ.drain(..).map(|(_, n)| n));
+                assert_eq!(got, want, "{}: {n:?}", path.display());
             }
-        }
+        });
     }
     assert!(
         remembered > 1000,
@@ -318,27 +340,13 @@ fn remembered_property_verdicts_are_the_checked_ones() {
 #[test]
 fn every_reachable_state_survives_packing() {
     use interlock::world::codec::{pack, unpack, Unpacker};
-    use interlock::world::State;
-    use std::collections::HashSet;
-    for path in all_models() {
-        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        for variant in model.variants().unwrap_or_else(|e| panic!("{e}")) {
-            let m = variant.ir();
-            let mut seen: HashSet<State> = HashSet::new();
-            let mut todo = vec![State::initial(m)];
-            let mut succ = Vec::new();
-            // One unpacker for the whole model: later states reuse what earlier ones left.
-            let mut unpacker = Unpacker::for_states(64);
-            while let Some(s) = todo.pop() {
-                if seen.len() >= 3000 || !seen.insert(s.clone()) {
-                    continue;
-                }
-                let bytes = pack(&s);
-                assert_eq!(unpack(&bytes), s, "{}", path.display());
-                assert_eq!(unpacker.unpack(&bytes), s, "{}", path.display());
-                interlock::exec::successors(m, &s, &mut succ);
-                todo.extend(succ.drain(..).map(|(_, n)| n));
-            }
-        }
+    for (path, variant) in all_variants() {
+        // One unpacker for the whole model: later states reuse what earlier ones left.
+        let mut unpacker = Unpacker::for_states(64);
+        walk(variant.ir(), &mut |s, _| {
+            let bytes = pack(s);
+            assert_eq!(unpack(&bytes), *s, "{}", path.display());
+            assert_eq!(unpacker.unpack(&bytes), *s, "{}", path.display());
+        });
     }
 }

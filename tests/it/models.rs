@@ -283,15 +283,13 @@ fn all_variants() -> Vec<(PathBuf, Model)> {
         .collect()
 }
 
+/// A state and its successors, as [`walk`] shows them.
+type Visit<'a> =
+    dyn FnMut(&interlock::world::State, &[(interlock::exec::Choice, interlock::world::State)]) + 'a;
+
 /// Walks the first few thousand states `m` reaches, depth first, and shows `visit` each
 /// one with its successors.
-fn walk(
-    m: &interlock::ir::Model,
-    visit: &mut dyn FnMut(
-        &interlock::world::State,
-        &[(interlock::exec::Choice, interlock::world::State)],
-    ),
-) {
+fn walk(m: &interlock::ir::Model, visit: &mut Visit<'_>) {
     use interlock::world::State;
     use std::collections::HashSet;
     let mut seen: HashSet<State> = HashSet::new();

@@ -121,18 +121,14 @@ impl Checker {
             check(m, s, out);
             return false;
         }
-        let remembered = matches!(&self.last, Some(w) if w.is(s));
-        match &mut self.last {
-            Some(_) if remembered => {}
-            Some(w) => {
-                w.set(s);
-                self.fails.clear();
-                properties(m, s, &mut self.fails);
+        let remembered = self.last.as_ref().is_some_and(|w| w.is(s));
+        if !remembered {
+            match &mut self.last {
+                Some(w) => w.set(s),
+                None => self.last = Some(World::of(s)),
             }
-            None => {
-                self.last = Some(World::of(s));
-                properties(m, s, &mut self.fails);
-            }
+            self.fails.clear();
+            properties(m, s, &mut self.fails);
         }
         out.extend_from_slice(&self.fails);
         runtime_errors(s, out);

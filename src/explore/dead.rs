@@ -58,32 +58,20 @@ impl Dead {
     }
 }
 
-/// Where control can go after an op, and which locals it certainly writes on the way.
-struct Edge {
-    to: usize,
-    writes: Vec<u16>,
-}
-
-/// The edges out of op `pc`. A SQL statement that completes writes its `into` locals (a
+/// The edges out of op `pc`, each given to `edge` as where control goes and the locals it
+/// certainly writes on the way. A SQL statement that completes writes its `into` locals (a
 /// SELECT all of them, nil without a row; a count goes to the first) and its error local
 /// (nil); a caught error writes only the error local. A Redis command writes its `into`.
 /// Other writes are not counted, which only keeps a local alive longer.
-fn edges(op: &Op, pc: usize) -> Vec<Edge> {
-    let next = |writes: Vec<u16>| Edge { to: pc + 1, writes };
+fn edges(op: &Op, pc: usize, edge: &mut dyn FnMut(usize, &[u16])) {
     match &op.kind {
-        OpKind::Jump(t) => vec![Edge {
-            to: *t as usize,
-            writes: Vec::new(),
-        }],
-        OpKind::JumpUnless { target, .. } => vec![
-            next(Vec::new()),
-            Edge {
-                to: *target as usize,
-                writes: Vec::new(),
-            },
-        ],
-        OpKind::Return { .. } | OpKind::Raise { .. } => Vec::new(),
-        OpKind::Assign { local, .. } => vec![next(vec![*local])],
+        OpKind::Jump(t) => edge(*t as usize, &[]),
+        OpKind::JumpUnless { target, .. } => {
+            edge(pc + 1, &[]);
+            edge(*target as usize, &[]);
+        }
+        OpKind::Return { .. } | OpKind::Raise { .. } => {}
+        OpKind::Assign { local, .. } => edge(pc + 1, &[*local]),
         OpKind::Sql {
             stmt,
             into,
@@ -96,68 +84,81 @@ fn edges(op: &Op, pc: usize) -> Vec<Edge> {
                 }
                 SqlStmt::Begin { .. } | SqlStmt::Commit | SqlStmt::Rollback => Vec::new(),
             };
-            let mut out = Vec::new();
             if let Some(h) = on_error {
                 writes.push(h.local);
-                out.push(Edge {
-                    to: h.target.map_or(pc + 1, |t| t as usize),
-                    writes: vec![h.local],
-                });
+                edge(h.target.map_or(pc + 1, |t| t as usize), &[h.local]);
             }
-            out.push(next(writes));
-            out
+            edge(pc + 1, &writes);
         }
         OpKind::Redis { into, .. } | OpKind::AwaitRedis { into, .. } => {
-            vec![next(into.iter().copied().collect())]
+            edge(pc + 1, into.as_slice());
         }
-        _ => vec![next(Vec::new())],
+        _ => edge(pc + 1, &[]),
     }
 }
 
-/// The locals op `op` reads: those in its expressions, and the code a `raise` re-raises.
-fn reads(op: &Op, live: &mut [bool]) {
+/// Sets the bits (in `row`) of the locals op `op` reads: those in its expressions, and the
+/// code a `raise` re-raises.
+fn reads(op: &Op, row: &mut [u64]) {
     op.kind.exprs(&mut |e| {
         e.visit(&mut |x| {
             if let crate::ir::Expr::Local(l) = x {
-                live[*l as usize] = true;
+                set(row, *l);
             }
         });
     });
     if let OpKind::Raise { local } = op.kind {
-        live[local as usize] = true;
+        set(row, local);
     }
 }
 
+fn set(row: &mut [u64], l: u16) {
+    row[usize::from(l) / 64] |= 1 << (l % 64);
+}
+
 /// Backward liveness over the op list, to a fixed point: a local is live before an op when
-/// the op reads it, or when it is live after some edge that does not write it.
+/// the op reads it, or when it is live after some edge that does not write it. Sets of
+/// locals are bit rows of `w` words: one row per op in `gen` (what it reads) and `live`
+/// (plus one for the end of the program), one per edge in `kill` (what it writes).
 fn dead_per_op(ops: &[Op], locals: usize) -> Vec<Box<[u16]>> {
-    let edges: Vec<Vec<Edge>> = ops
-        .iter()
-        .enumerate()
-        .map(|(pc, op)| edges(op, pc))
-        .collect();
-    let mut live = vec![vec![false; locals]; ops.len() + 1];
+    let (n, w) = (ops.len(), locals.div_ceil(64).max(1));
+    let mut gen = vec![0u64; n * w];
+    // Per op, its edges: `(to, kill row)`, the ops' edges one after another.
+    let (mut out, mut first) = (Vec::new(), Vec::with_capacity(n + 1));
+    let mut kill: Vec<u64> = Vec::new();
+    for (pc, op) in ops.iter().enumerate() {
+        reads(op, &mut gen[pc * w..(pc + 1) * w]);
+        first.push(out.len());
+        edges(op, pc, &mut |to, writes| {
+            let row = kill.len();
+            kill.resize(row + w, 0);
+            writes.iter().for_each(|&l| set(&mut kill[row..row + w], l));
+            out.push((to.min(n), row));
+        });
+    }
+    first.push(out.len());
+    let mut live = vec![0u64; (n + 1) * w];
     let mut changed = true;
     while changed {
         changed = false;
-        for pc in (0..ops.len()).rev() {
-            let mut now = vec![false; locals];
-            reads(&ops[pc], &mut now);
-            for e in &edges[pc] {
-                let after = &live[e.to.min(ops.len())];
-                for (l, slot) in now.iter_mut().enumerate() {
-                    *slot |= after[l] && !e.writes.contains(&(l as u16));
+        for pc in (0..n).rev() {
+            for k in 0..w {
+                let mut now = gen[pc * w + k];
+                for &(to, row) in &out[first[pc]..first[pc + 1]] {
+                    now |= live[to * w + k] & !kill[row + k];
                 }
-            }
-            if now != live[pc] {
-                live[pc] = now;
-                changed = true;
+                changed |= now != live[pc * w + k];
+                live[pc * w + k] = now;
             }
         }
     }
-    live[..ops.len()]
-        .iter()
-        .map(|at| (0..locals as u16).filter(|&l| !at[l as usize]).collect())
+    (0..n)
+        .map(|pc| {
+            let row = &live[pc * w..(pc + 1) * w];
+            (0..locals as u16)
+                .filter(|&l| row[usize::from(l) / 64] & (1 << (l % 64)) == 0)
+                .collect()
+        })
         .collect()
 }
 
@@ -263,6 +264,26 @@ mod tests {
         assert!(dead_at(&p, &dead, &select, e));
         // Nothing reads $e: it is dead everywhere.
         assert!((0..p.ops.len()).all(|pc| dead[pc].contains(&e)));
+    }
+
+    #[test]
+    fn locals_past_the_first_word_of_bits_are_tracked_too() {
+        // 70 locals: the sets take two 64-bit words.
+        let sets: String = (0..70).map(|i| format!("$v{i} = {i}\n")).collect();
+        let (p, dead) = analysed(&format!(
+            "{HEAD}process c[1] {{\n{sets}sold = $v69 + $v0\n}}\ninvariant i: sold >= 0\nexpect holds\n"
+        ));
+        let (first, last) = (local(&p, "v0"), local(&p, "v69"));
+        assert!(last >= 64, "{last}");
+        let writes =
+            |l: u16| move |op: &Op| matches!(op.kind, OpKind::Assign { local, .. } if local == l);
+        // Each is dead until it is written, and alive from then to the sum.
+        assert!(dead_at(&p, &dead, &writes(last), last));
+        assert!(!dead_at(&p, &dead, &writes(last), first));
+        let sum = |op: &Op| matches!(op.kind, OpKind::SetGhost { .. });
+        assert!(!dead_at(&p, &dead, &sum, last) && !dead_at(&p, &dead, &sum, first));
+        let unread = local(&p, "v65");
+        assert!((0..p.ops.len()).all(|pc| dead[pc].contains(&unread)));
     }
 
     #[test]

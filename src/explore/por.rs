@@ -91,15 +91,23 @@ impl Por {
                     .collect()
             })
             .collect();
-        let may: Vec<Vec<bool>> = (0..n)
-            .map(|p| {
+        // Interchangeable processes (one program, the same private keys, alone or not)
+        // get the same answers: each is worked out once.
+        let same = |p: usize, q: usize| {
+            m.processes[p].group == m.processes[q].group
+                && (&keys[p], alone[p], eligible[p]) == (&keys[q], alone[q], eligible[q])
+        };
+        let mut may: Vec<Vec<bool>> = Vec::with_capacity(n);
+        for p in 0..n {
+            let known = (0..p).find(|&q| same(p, q)).map(|q| may[q].clone());
+            may.push(known.unwrap_or_else(|| {
                 let ops = &m.groups[m.processes[p].group].program.ops;
                 let allowed = |op: &crate::ir::Op| allowed(op, &keys[p], alone[p]);
                 (0..ops.len())
                     .map(|pc| eligible[p] && may_be_private(ops, pc, &allowed))
                     .collect()
-            })
-            .collect();
+            }));
+        }
         let useful = may.iter().any(|v| v.iter().any(|&b| b));
         useful.then_some(Por {
             eligible,

@@ -67,6 +67,35 @@ impl Expanded {
     }
 }
 
+/// What a thread expanding states keeps from one state to the next: its buffers; its
+/// unpacker, which shares the processes and databases of the states it unpacked before; its
+/// property checker, which remembers the last verdicts.
+struct Worker {
+    scratch: Scratch,
+    succ: Vec<(Choice, State)>,
+    unpacker: Unpacker,
+    checker: Checker,
+    /// How many states the unpacker's caches were sized for.
+    sized_for: usize,
+}
+
+impl Worker {
+    fn new(m: &Model, states: usize) -> Self {
+        Worker {
+            scratch: Scratch::default(),
+            succ: Vec::new(),
+            unpacker: Unpacker::for_states(states),
+            checker: Checker::new(m),
+            sized_for: states,
+        }
+    }
+
+    /// Whether its caches are as large as a batch of `states` wants.
+    fn fits(&self, states: usize) -> bool {
+        Unpacker::slots_for(states) <= Unpacker::slots_for(self.sized_for)
+    }
+}
+
 struct Bfs<'m, 'f> {
     r: Reducer<'m>,
     opts: Options,
@@ -86,6 +115,8 @@ struct Bfs<'m, 'f> {
     edges: Option<Vec<Vec<(Choice, u32)>>>,
     stats: Stats,
     monitor: &'f mut dyn FnMut(&Progress) -> Option<Bound>,
+    /// The search's own thread's worker, kept from batch to batch.
+    mine: Option<Worker>,
 }
 
 /// Explores every reachable state of `m` breadth-first (see [`explore_with`]).
@@ -147,6 +178,7 @@ fn search(
         edges: live.then(Vec::new),
         stats,
         monitor,
+        mine: None,
     };
     let outcome = b.run();
     b.stats.states = b.store.len();
@@ -213,33 +245,36 @@ impl Bfs<'_, '_> {
 
     /// Expands the states `lo..hi` of the layer that starts at `start`, on the configured
     /// threads, results in order.
-    fn expand_batch(&self, start: usize, lo: usize, hi: usize) -> Vec<Expanded> {
+    fn expand_batch(&mut self, start: usize, lo: usize, hi: usize) -> Vec<Expanded> {
         let batch: Vec<&[u8]> = match &self.store {
             Store::Exact(seen) => (lo..hi).map(|i| seen.packed(i)).collect(),
             Store::Prints(_) => (lo..hi).map(|i| self.frontier.get(i - start)).collect(),
         };
         let (r, store) = (&self.r, &self.store);
-        // Each thread's buffers; its unpacker, which shares the processes and databases of
-        // the states it unpacked before; its property checker, which remembers the last
-        // verdicts.
-        let init = || {
-            (
-                Scratch::default(),
-                Vec::new(),
-                Unpacker::for_states(batch.len()),
-                Checker::new(r.m),
-            )
+        let init = || Worker::new(r.m, batch.len());
+        // The search's own thread keeps its worker from batch to batch, unless this batch
+        // wants larger caches than it has.
+        let mut mine = match self.mine.take() {
+            Some(w) if w.fits(batch.len()) => w,
+            _ => init(),
         };
-        let results = map_chunks(self.opts.threads, batch.len(), CHUNK, init, |w, range| {
-            let (sc, succ, unpacker, checker) = w;
-            range
-                .map(|k| {
-                    let s = unpacker.unpack(batch[k]);
-                    let exp = r.expand(&s, true, sc, succ);
-                    Expanded::new(r.m, exp, s.is_final(), succ, checker, store)
-                })
-                .collect::<Vec<_>>()
-        });
+        let results = map_chunks(
+            self.opts.threads,
+            batch.len(),
+            CHUNK,
+            &mut mine,
+            init,
+            |w, range| {
+                range
+                    .map(|k| {
+                        let s = w.unpacker.unpack(batch[k]);
+                        let exp = r.expand(&s, true, &mut w.scratch, &mut w.succ);
+                        Expanded::new(r.m, exp, s.is_final(), &mut w.succ, &mut w.checker, store)
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
+        self.mine = Some(mine);
         results.into_iter().flatten().collect()
     }
 

@@ -84,11 +84,19 @@ impl<T> Slots<T> {
 }
 
 /// Runs `f` over `0..len` in chunks of `size` on `threads` threads (the caller's included)
-/// and returns the chunks' results in order. Each thread first makes its own workspace with
-/// `init` and hands it to every chunk it runs (buffers, caches: what a chunk leaves there
-/// must not change another chunk's result).
+/// and returns the chunks' results in order. Each thread hands one workspace to every chunk
+/// it runs (buffers, caches: what a chunk leaves there must not change another chunk's
+/// result): the calling thread uses `mine`, which the caller keeps from one call to the
+/// next; every other thread makes its own with `init`.
 #[cfg(not(any(loom, shuttle)))]
-pub fn map_chunks<T, W, I, F>(threads: usize, len: usize, size: usize, init: I, f: F) -> Vec<T>
+pub fn map_chunks<T, W, I, F>(
+    threads: usize,
+    len: usize,
+    size: usize,
+    mine: &mut W,
+    init: I,
+    f: F,
+) -> Vec<T>
 where
     T: Send,
     I: Fn() -> W + Sync,
@@ -96,23 +104,21 @@ where
 {
     let chunks = Chunks::new(len, size);
     if threads <= 1 || chunks.count() <= 1 {
-        let mut w = init();
         return (0..chunks.count())
-            .map(|k| f(&mut w, k * chunks.size..((k + 1) * chunks.size).min(len)))
+            .map(|k| f(mine, k * chunks.size..((k + 1) * chunks.size).min(len)))
             .collect();
     }
     let slots = Slots::new(chunks.count());
-    let work = || {
-        let mut w = init();
+    let work = |w: &mut W| {
         while let Some((k, range)) = chunks.claim() {
-            slots.put(k, f(&mut w, range));
+            slots.put(k, f(w, range));
         }
     };
     std::thread::scope(|scope| {
         for _ in 1..threads.min(chunks.count()) {
-            scope.spawn(work);
+            scope.spawn(|| work(&mut init()));
         }
-        work();
+        work(mine);
     });
     slots.into_results()
 }
@@ -120,16 +126,22 @@ where
 /// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
 /// primitives only work inside their own schedulers, where the tests below use them.
 #[cfg(any(loom, shuttle))]
-pub fn map_chunks<T, W, I, F>(_threads: usize, len: usize, size: usize, init: I, f: F) -> Vec<T>
+pub fn map_chunks<T, W, I, F>(
+    _threads: usize,
+    len: usize,
+    size: usize,
+    mine: &mut W,
+    _init: I,
+    f: F,
+) -> Vec<T>
 where
     T: Send,
     I: Fn() -> W + Sync,
     F: Fn(&mut W, Range<usize>) -> T + Sync,
 {
     let size = size.max(1);
-    let mut w = init();
     (0..len.div_ceil(size))
-        .map(|k| f(&mut w, k * size..((k + 1) * size).min(len)))
+        .map(|k| f(mine, k * size..((k + 1) * size).min(len)))
         .collect()
 }
 
@@ -139,25 +151,20 @@ mod tests {
 
     #[test]
     fn results_come_back_in_order_whatever_the_thread_count() {
-        let one = map_chunks(1, 1000, 7, || (), |(), r| r.map(|x| x * x).sum::<usize>());
+        let squares = |threads| {
+            let sum = |(): &mut (), r: Range<usize>| r.map(|x| x * x).sum::<usize>();
+            map_chunks(threads, 1000, 7, &mut (), || (), sum)
+        };
+        let one = squares(1);
         for threads in [2, 3, 8] {
-            assert_eq!(
-                map_chunks(
-                    threads,
-                    1000,
-                    7,
-                    || (),
-                    |(), r| r.map(|x| x * x).sum::<usize>()
-                ),
-                one
-            );
+            assert_eq!(squares(threads), one);
         }
         assert_eq!(one.len(), 1000usize.div_ceil(7));
-        assert!(map_chunks(2, 0, 7, || (), |(), r| r.len()).is_empty());
+        assert!(map_chunks(2, 0, 7, &mut (), || (), |(), r| r.len()).is_empty());
     }
 
     #[test]
-    fn each_thread_makes_one_workspace_for_all_its_chunks() {
+    fn the_caller_keeps_its_workspace_and_each_other_thread_makes_one() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         for threads in [1, 3] {
             let made = AtomicUsize::new(0);
@@ -165,16 +172,24 @@ mod tests {
                 made.fetch_add(1, Ordering::Relaxed);
                 0usize
             };
-            // Each chunk reports how many chunks its thread ran before it.
-            let seen = map_chunks(threads, 1000, 7, init, |ran, _| {
+            // Each chunk reports how many chunks its thread's workspace ran, itself included.
+            let mut mine = 0usize;
+            let seen = map_chunks(threads, 1000, 7, &mut mine, init, |ran, _| {
                 *ran += 1;
                 *ran
             });
-            assert!(made.load(Ordering::Relaxed) <= threads);
+            assert!(made.load(Ordering::Relaxed) < threads.max(1));
             assert_eq!(seen.len(), 1000usize.div_ceil(7));
             if threads == 1 {
                 assert_eq!(seen, (1..=seen.len()).collect::<Vec<_>>());
+                assert_eq!(mine, seen.len());
             }
+            // The caller's workspace goes on counting in the next call.
+            let again = map_chunks(1, 14, 7, &mut mine, init, |ran, _| {
+                *ran += 1;
+                *ran
+            });
+            assert_eq!(again.first(), Some(&(mine - 1)));
         }
     }
 }

@@ -631,11 +631,17 @@ impl Unpacker {
     /// 1,024 (a small search does not pay for large ones).
     #[must_use]
     pub fn for_states(states: usize) -> Self {
-        let slots = states.clamp(16, MAX_SLOTS).next_power_of_two();
+        let slots = Self::slots_for(states);
         Unpacker {
             procs: Cache::new(slots),
             db: Cache::new(slots),
         }
+    }
+
+    /// How many slots each cache of an unpacker for about `states` states has.
+    #[must_use]
+    pub fn slots_for(states: usize) -> usize {
+        states.clamp(16, MAX_SLOTS).next_power_of_two()
     }
 
     /// [`unpack`], sharing parts with the states unpacked before.

@@ -85,10 +85,7 @@ impl<'m> Reducer<'m> {
             dead.clear(self.m, &mut s);
         }
         match &self.sym {
-            Some(sym) => {
-                let (t, p) = sym.canon(s);
-                (t, (!p.is_identity()).then_some(p))
-            }
+            Some(sym) => sym.canon(s),
             None => (s, None),
         }
     }

@@ -87,10 +87,20 @@ impl Symmetry {
         })
     }
 
-    /// The representative of `s`'s class of states, and the renaming that maps `s` to it.
+    /// The representative of `s`'s class of states, and the renaming that maps `s` to it
+    /// (`None`: `s` is its own representative).
     #[must_use]
-    pub fn canon(&self, s: State) -> (State, Perm) {
+    pub fn canon(&self, s: State) -> (State, Option<Perm>) {
         let keys = self.keys(&s);
+        // Most states are found from a representative by one process's step, and most such
+        // steps leave every class in key order: then the stable sort below moves no one.
+        let sorted = |c: &Vec<u16>| {
+            c.windows(2)
+                .all(|w| keys[w[0] as usize] <= keys[w[1] as usize])
+        };
+        if self.classes.iter().all(sorted) {
+            return (s, None);
+        }
         let mut perm = Perm::identity(s.procs.len());
         for c in &self.classes {
             let mut sorted = c.clone();
@@ -100,10 +110,10 @@ impl Symmetry {
             }
         }
         if perm.is_identity() {
-            return (s, perm);
+            return (s, None);
         }
         let inst = self.instance_perm(&perm);
-        (s.permuted(&perm, &inst, self.mutexes.max(1)), perm)
+        (s.permuted(&perm, &inst, self.mutexes.max(1)), Some(perm))
     }
 
     /// The renaming of instances that goes with a renaming of processes.

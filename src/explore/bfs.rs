@@ -2,7 +2,7 @@
 //! threads when asked) and merged into the visited set in order.
 
 use super::chunked::{Links, Packs};
-use super::parallel::map_chunks;
+use super::parallel::map_chunks_beside;
 use super::properties::{check, rank, Checker, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
 use super::store::{pack, pack_into, unpack, Store};
@@ -41,7 +41,7 @@ impl Expanded {
         finished: bool,
         succ: &mut Vec<(Choice, State)>,
         checker: &mut Checker,
-        store: &Store,
+        hash: fn(&[u8]) -> u64,
     ) -> Self {
         let mut e = Expanded {
             exp,
@@ -55,7 +55,7 @@ impl Expanded {
             let start = e.packed.len();
             pack_into(&n, &mut e.packed);
             let bytes = start..e.packed.len();
-            let hash = store.hash(&e.packed[bytes.clone()]);
+            let hash = hash(&e.packed[bytes.clone()]);
             e.succ.push(Succ {
                 choice,
                 bytes,
@@ -94,10 +94,47 @@ impl Worker {
     fn fits(&self, states: usize) -> bool {
         Unpacker::slots_for(states) <= Unpacker::slots_for(self.sized_for)
     }
+
+    /// Expands one packed state.
+    fn expand(&mut self, r: &Reducer, packed: &[u8], hash: fn(&[u8]) -> u64) -> Expanded {
+        let s = self.unpacker.unpack(packed);
+        let exp = r.expand(&s, true, &mut self.scratch, &mut self.succ);
+        let finished = s.is_final();
+        Expanded::new(r.m, exp, finished, &mut self.succ, &mut self.checker, hash)
+    }
+}
+
+/// The packed states of one batch, copied out of the store (or the frontier), so that the
+/// search's thread can merge the batch before into the store while others expand these.
+struct Inputs {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Inputs {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, k: usize) -> &[u8] {
+        let start = k.checked_sub(1).map_or(0, |j| self.ends[j]);
+        &self.bytes[start..self.ends[k]]
+    }
+}
+
+/// What the merge of a layer's batches gathers, and where the layer lies.
+struct Layer {
+    start: usize,
+    end: usize,
+    /// The layer is at `--max-depth`: its successors are counted, not visited.
+    at_limit: bool,
+    deadlocks: Vec<(Failure, u32)>,
+    /// Some state at the depth limit had a successor.
+    cut: bool,
 }
 
 struct Bfs<'m, 'f> {
-    r: Reducer<'m>,
+    r: &'m Reducer<'m>,
     opts: Options,
     store: Store,
     /// Fingerprint mode: the states of the layer being expanded and of the next one.
@@ -167,7 +204,7 @@ fn search(
         ..r.active()
     };
     let mut b = Bfs {
-        r,
+        r: &r,
         opts,
         store: Store::new(opts.fingerprints && !live),
         frontier: Packs::default(),
@@ -200,37 +237,32 @@ impl Bfs<'_, '_> {
                 return self.failed(depth);
             }
             let at_limit = self.opts.max_depth.is_some_and(|d| depth >= d);
-            let mut deadlocks = Vec::new();
-            let mut cut = false;
-            for lo in (start..end).step_by(BATCH) {
-                let hi = (lo + BATCH).min(end);
-                let batch = self.expand_batch(start, lo, hi);
-                let hashes = batch.iter().flat_map(|e| e.succ.iter().map(|n| n.hash));
-                self.store.preload(hashes);
-                for (k, e) in batch.into_iter().enumerate() {
-                    let i = lo + k;
-                    if e.exp.progress == 0 && !e.finished {
-                        deadlocks.push((Failure::Deadlock, i as u32));
-                    }
-                    if at_limit {
-                        cut |= !e.succ.is_empty();
-                        continue;
-                    }
-                    if let Some(bound) = self.merge(i, start, e) {
-                        return Outcome::Incomplete { bound };
-                    }
+            let mut layer = Layer {
+                start,
+                end,
+                at_limit,
+                deadlocks: Vec::new(),
+                cut: false,
+            };
+            // Each batch is merged while the other threads expand the next one.
+            let (mut ready, ()) = self.expand_beside((start, end), start, |_| ());
+            let mut lo = start;
+            while lo < end {
+                let batch = std::mem::take(&mut ready);
+                let hi = lo + batch.len();
+                let merge = |bfs: &mut Self| bfs.merge_batch(&mut layer, lo, batch);
+                let (next, stop) = self.expand_beside((start, end), hi, merge);
+                if let Some(outcome) = stop {
+                    return outcome;
                 }
-                self.frontier.release_before(hi - start);
-                if let Some(bound) = self.report(end - hi) {
-                    return Outcome::Incomplete { bound };
-                }
+                (ready, lo) = (next, hi);
             }
-            if !deadlocks.is_empty() {
-                self.found = deadlocks;
+            if !layer.deadlocks.is_empty() {
+                self.found = layer.deadlocks;
                 self.bounds.truncate(depth + 2);
                 return self.failed(depth);
             }
-            if cut {
+            if layer.cut {
                 return Outcome::Incomplete {
                     bound: Bound::MaxDepth(depth),
                 };
@@ -243,39 +275,95 @@ impl Bfs<'_, '_> {
         }
     }
 
-    /// Expands the states `lo..hi` of the layer that starts at `start`, on the configured
-    /// threads, results in order.
-    fn expand_batch(&mut self, start: usize, lo: usize, hi: usize) -> Vec<Expanded> {
-        let batch: Vec<&[u8]> = match &self.store {
-            Store::Exact(seen) => (lo..hi).map(|i| seen.packed(i)).collect(),
-            Store::Prints(_) => (lo..hi).map(|i| self.frontier.get(i - start)).collect(),
-        };
-        let (r, store) = (&self.r, &self.store);
-        let init = || Worker::new(r.m, batch.len());
+    /// Expands the batch that starts at state `lo` of the layer `start..end` (none when `lo`
+    /// is its end), on the configured threads, results in order; meanwhile the search's own
+    /// thread runs `first` (the merge of the batch before), then helps.
+    fn expand_beside<R>(
+        &mut self,
+        (start, end): (usize, usize),
+        lo: usize,
+        first: impl FnOnce(&mut Self) -> R,
+    ) -> (Vec<Expanded>, R) {
+        let hi = (lo + BATCH).min(end);
+        let (r, hash) = (self.r, self.store.hasher());
         // The search's own thread keeps its worker from batch to batch, unless this batch
         // wants larger caches than it has.
         let mut mine = match self.mine.take() {
-            Some(w) if w.fits(batch.len()) => w,
-            _ => init(),
+            Some(w) if w.fits(hi - lo) => w,
+            _ => Worker::new(r.m, hi - lo),
         };
-        let results = map_chunks(
-            self.opts.threads,
-            batch.len(),
-            CHUNK,
-            &mut mine,
-            init,
-            |w, range| {
-                range
-                    .map(|k| {
-                        let s = w.unpacker.unpack(batch[k]);
-                        let exp = r.expand(&s, true, &mut w.scratch, &mut w.succ);
-                        Expanded::new(r.m, exp, s.is_final(), &mut w.succ, &mut w.checker, store)
-                    })
-                    .collect::<Vec<_>>()
-            },
-        );
+        if self.opts.threads <= 1 {
+            // One thread: merge, then expand the states where they lie.
+            let before = first(self);
+            let results = (lo..hi)
+                .map(|i| mine.expand(r, self.packed(start, i), hash))
+                .collect();
+            self.mine = Some(mine);
+            return (results, before);
+        }
+        // Several: the merge writes the store while the others expand a copy of the batch.
+        let inputs = self.inputs(start, lo, hi);
+        let init = || Worker::new(r.m, hi - lo);
+        let expand = |w: &mut Worker, range: std::ops::Range<usize>| {
+            range
+                .map(|k| w.expand(r, inputs.get(k), hash))
+                .collect::<Vec<_>>()
+        };
+        let (threads, n) = (self.opts.threads, inputs.len());
+        let (results, before) =
+            map_chunks_beside(threads, n, CHUNK, &mut mine, init, expand, || first(self));
         self.mine = Some(mine);
-        results.into_iter().flatten().collect()
+        (results.into_iter().flatten().collect(), before)
+    }
+
+    /// Packed state `i` of the layer that starts at `start`, not yet expanded.
+    fn packed(&self, start: usize, i: usize) -> &[u8] {
+        match &self.store {
+            Store::Exact(seen) => seen.packed(i),
+            Store::Prints(_) => self.frontier.get(i - start),
+        }
+    }
+
+    /// A copy of the packed states `lo..hi` of the layer that starts at `start`.
+    fn inputs(&self, start: usize, lo: usize, hi: usize) -> Inputs {
+        let mut inputs = Inputs {
+            bytes: Vec::new(),
+            ends: Vec::with_capacity(hi.saturating_sub(lo)),
+        };
+        for i in lo..hi {
+            inputs.bytes.extend_from_slice(self.packed(start, i));
+            inputs.ends.push(inputs.bytes.len());
+        }
+        inputs
+    }
+
+    /// Merges the expansions of the states of `layer` from `lo` on, in order. Returns the
+    /// outcome when the search must stop here (a bound).
+    fn merge_batch(
+        &mut self,
+        layer: &mut Layer,
+        lo: usize,
+        batch: Vec<Expanded>,
+    ) -> Option<Outcome> {
+        let hi = lo + batch.len();
+        let hashes = batch.iter().flat_map(|e| e.succ.iter().map(|n| n.hash));
+        self.store.preload(hashes);
+        for (k, e) in batch.into_iter().enumerate() {
+            let i = lo + k;
+            if e.exp.progress == 0 && !e.finished {
+                layer.deadlocks.push((Failure::Deadlock, i as u32));
+            }
+            if layer.at_limit {
+                layer.cut |= !e.succ.is_empty();
+                continue;
+            }
+            if let Some(bound) = self.merge(i, layer.start, e) {
+                return Some(Outcome::Incomplete { bound });
+            }
+        }
+        self.frontier.release_before(hi - layer.start);
+        let bound = self.report(layer.end - hi)?;
+        Some(Outcome::Incomplete { bound })
     }
 
     /// Visits the successors of state `i` (of the layer starting at `start`). Returns a bound
@@ -296,7 +384,7 @@ impl Bfs<'_, '_> {
                 e.finished,
                 &mut succ,
                 &mut checker,
-                &self.store,
+                self.store.hasher(),
             );
         } else if e.exp.reduced() {
             self.stats.ample += 1;
@@ -402,7 +490,7 @@ impl Bfs<'_, '_> {
             .map(|&(_, j)| j)
             .collect();
         let path = match &self.store {
-            Store::Exact(seen) => switches::fewest(&self.r, seen, &self.bounds, &targets),
+            Store::Exact(seen) => switches::fewest(self.r, seen, &self.bounds, &targets),
             Store::Prints(_) => self.parent_path(targets[0]),
         };
         self.r.failed(best, &path)

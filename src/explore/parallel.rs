@@ -83,30 +83,40 @@ impl<T> Slots<T> {
     }
 }
 
-/// Runs `f` over `0..len` in chunks of `size` on `threads` threads (the caller's included)
-/// and returns the chunks' results in order. Each thread hands one workspace to every chunk
-/// it runs (buffers, caches: what a chunk leaves there must not change another chunk's
-/// result): the calling thread uses `mine`, which the caller keeps from one call to the
-/// next; every other thread makes its own with `init`.
+/// Runs `f` over `0..len` in chunks of `size` on `threads` threads (the caller's included),
+/// while the calling thread first runs `first`: the other threads start on the chunks at
+/// once, and the calling thread joins them when `first` is done. Returns the chunks'
+/// results, in order, and what `first` returned. On one thread, `first` runs before every
+/// chunk.
+///
+/// Each thread hands one workspace to every chunk it runs (buffers, caches: what a chunk
+/// leaves there must not change another chunk's result): the calling thread uses `mine`,
+/// which the caller keeps from one call to the next; every other thread makes its own with
+/// `init`.
 #[cfg(not(any(loom, shuttle)))]
-pub fn map_chunks<T, W, I, F>(
+pub fn map_chunks_beside<T, W, I, F, R>(
     threads: usize,
     len: usize,
     size: usize,
     mine: &mut W,
     init: I,
     f: F,
-) -> Vec<T>
+    first: impl FnOnce() -> R,
+) -> (Vec<T>, R)
 where
     T: Send,
     I: Fn() -> W + Sync,
     F: Fn(&mut W, Range<usize>) -> T + Sync,
 {
     let chunks = Chunks::new(len, size);
-    if threads <= 1 || chunks.count() <= 1 {
-        return (0..chunks.count())
+    // Helpers: as many as there are chunks for, the calling thread aside.
+    let helpers = threads.saturating_sub(1).min(chunks.count());
+    if helpers == 0 {
+        let before = first();
+        let results = (0..chunks.count())
             .map(|k| f(mine, k * chunks.size..((k + 1) * chunks.size).min(len)))
             .collect();
+        return (results, before);
     }
     let slots = Slots::new(chunks.count());
     let work = |w: &mut W| {
@@ -114,40 +124,57 @@ where
             slots.put(k, f(w, range));
         }
     };
-    std::thread::scope(|scope| {
-        for _ in 1..threads.min(chunks.count()) {
+    let before = std::thread::scope(|scope| {
+        for _ in 0..helpers {
             scope.spawn(|| work(&mut init()));
         }
+        let before = first();
         work(mine);
+        before
     });
-    slots.into_results()
+    (slots.into_results(), before)
 }
 
 /// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
 /// primitives only work inside their own schedulers, where the tests below use them.
 #[cfg(any(loom, shuttle))]
-pub fn map_chunks<T, W, I, F>(
+pub fn map_chunks_beside<T, W, I, F, R>(
     _threads: usize,
     len: usize,
     size: usize,
     mine: &mut W,
     _init: I,
     f: F,
-) -> Vec<T>
+    first: impl FnOnce() -> R,
+) -> (Vec<T>, R)
 where
     T: Send,
     I: Fn() -> W + Sync,
     F: Fn(&mut W, Range<usize>) -> T + Sync,
 {
     let size = size.max(1);
-    (0..len.div_ceil(size))
+    let before = first();
+    let results = (0..len.div_ceil(size))
         .map(|k| f(mine, k * size..((k + 1) * size).min(len)))
-        .collect()
+        .collect();
+    (results, before)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+
+    /// The chunks alone, with nothing for the calling thread to do first.
+    fn map_chunks<T: Send, W>(
+        threads: usize,
+        len: usize,
+        size: usize,
+        mine: &mut W,
+        init: impl Fn() -> W + Sync,
+        f: impl Fn(&mut W, Range<usize>) -> T + Sync,
+    ) -> Vec<T> {
+        map_chunks_beside(threads, len, size, mine, init, f, || ()).0
+    }
 
     #[test]
     fn results_come_back_in_order_whatever_the_thread_count() {
@@ -161,6 +188,46 @@ mod tests {
         }
         assert_eq!(one.len(), 1000usize.div_ceil(7));
         assert!(map_chunks(2, 0, 7, &mut (), || (), |(), r| r.len()).is_empty());
+    }
+
+    #[test]
+    fn the_other_threads_work_while_the_caller_runs_its_first_job() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let done = AtomicUsize::new(0);
+        let f = |(): &mut (), r: Range<usize>| {
+            done.fetch_add(1, Ordering::SeqCst);
+            r.sum::<usize>()
+        };
+        // The first job waits until a helper has finished a chunk: it cannot return unless
+        // the helpers run beside it.
+        let first = || {
+            let mut waited = 0u64;
+            while done.load(Ordering::SeqCst) == 0 {
+                waited += 1;
+                assert!(waited < 100_000_000, "no helper ran beside");
+                std::thread::yield_now();
+            }
+            "merged"
+        };
+        let (sums, before) = map_chunks_beside(2, 100, 7, &mut (), || (), f, first);
+        assert_eq!(before, "merged");
+        let want: Vec<usize> = (0..100usize.div_ceil(7))
+            .map(|k| (k * 7..((k + 1) * 7).min(100)).sum())
+            .collect();
+        assert_eq!(sums, want);
+        // On one thread the first job comes before every chunk.
+        let done = AtomicUsize::new(0);
+        let count = |(): &mut (), _: Range<usize>| done.fetch_add(1, Ordering::SeqCst);
+        let (_, seen) = map_chunks_beside(
+            1,
+            10,
+            3,
+            &mut (),
+            || (),
+            count,
+            || done.load(Ordering::SeqCst),
+        );
+        assert_eq!(seen, 0);
     }
 
     #[test]

@@ -164,9 +164,15 @@ impl Store {
     /// search's threads compute it beside packing, off the thread that visits.
     #[must_use]
     pub fn hash(&self, p: &[u8]) -> u64 {
+        self.hasher()(p)
+    }
+
+    /// The function [`Store::hash`] uses, to hash without the store at hand.
+    #[must_use]
+    pub fn hasher(&self) -> fn(&[u8]) -> u64 {
         match self {
-            Store::Exact(_) => exact_hash(p),
-            Store::Prints(_) => fingerprint(p),
+            Store::Exact(_) => exact_hash,
+            Store::Prints(_) => fingerprint,
         }
     }
 

@@ -118,16 +118,16 @@ fn set(row: &mut [u64], l: u16) {
 
 /// Backward liveness over the op list, to a fixed point: a local is live before an op when
 /// the op reads it, or when it is live after some edge that does not write it. Sets of
-/// locals are bit rows of `w` words: one row per op in `gen` (what it reads) and `live`
+/// locals are bit rows of `w` words: one row per op in `read` (what it reads) and `live`
 /// (plus one for the end of the program), one per edge in `kill` (what it writes).
 fn dead_per_op(ops: &[Op], locals: usize) -> Vec<Box<[u16]>> {
     let (n, w) = (ops.len(), locals.div_ceil(64).max(1));
-    let mut gen = vec![0u64; n * w];
+    let mut read = vec![0u64; n * w];
     // Per op, its edges: `(to, kill row)`, the ops' edges one after another.
     let (mut out, mut first) = (Vec::new(), Vec::with_capacity(n + 1));
     let mut kill: Vec<u64> = Vec::new();
     for (pc, op) in ops.iter().enumerate() {
-        reads(op, &mut gen[pc * w..(pc + 1) * w]);
+        reads(op, &mut read[pc * w..(pc + 1) * w]);
         first.push(out.len());
         edges(op, pc, &mut |to, writes| {
             let row = kill.len();
@@ -143,7 +143,7 @@ fn dead_per_op(ops: &[Op], locals: usize) -> Vec<Box<[u16]>> {
         changed = false;
         for pc in (0..n).rev() {
             for k in 0..w {
-                let mut now = gen[pc * w + k];
+                let mut now = read[pc * w + k];
                 for &(to, row) in &out[first[pc]..first[pc + 1]] {
                     now |= live[to * w + k] & !kill[row + k];
                 }

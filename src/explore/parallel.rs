@@ -109,8 +109,12 @@ where
     F: Fn(&mut W, Range<usize>) -> T + Sync,
 {
     let chunks = Chunks::new(len, size);
-    // Helpers: as many as there are chunks for, the calling thread aside.
-    let helpers = threads.saturating_sub(1).min(chunks.count());
+    // Helpers: as many as there are chunks for, the calling thread aside; none for a single
+    // chunk, which costs less than starting a thread.
+    let helpers = match chunks.count() {
+        0 | 1 => 0,
+        n => threads.saturating_sub(1).min(n),
+    };
     if helpers == 0 {
         let before = first();
         let results = (0..chunks.count())
@@ -215,19 +219,16 @@ mod tests {
             .map(|k| (k * 7..((k + 1) * 7).min(100)).sum())
             .collect();
         assert_eq!(sums, want);
-        // On one thread the first job comes before every chunk.
-        let done = AtomicUsize::new(0);
-        let count = |(): &mut (), _: Range<usize>| done.fetch_add(1, Ordering::SeqCst);
-        let (_, seen) = map_chunks_beside(
-            1,
-            10,
-            3,
-            &mut (),
-            || (),
-            count,
-            || done.load(Ordering::SeqCst),
-        );
-        assert_eq!(seen, 0);
+        // On one thread, or with a single chunk, no thread is started and the first job
+        // comes before every chunk.
+        for (threads, len) in [(1, 10), (2, 3)] {
+            let done = AtomicUsize::new(0);
+            let count = |(): &mut (), _: Range<usize>| done.fetch_add(1, Ordering::SeqCst);
+            let no_thread = || panic!("a thread was started");
+            let first = || done.load(Ordering::SeqCst);
+            let (_, seen) = map_chunks_beside(threads, len, 3, &mut (), no_thread, count, first);
+            assert_eq!(seen, 0);
+        }
     }
 
     #[test]

@@ -25,6 +25,9 @@ struct Expanded {
     finished: bool,
     packed: Vec<u8>,
     succ: Vec<Succ>,
+    /// Where the successors themselves lie in the expanding worker's `kept`, if it kept
+    /// them (one thread).
+    kept: std::ops::Range<usize>,
 }
 
 struct Succ {
@@ -42,26 +45,36 @@ impl Expanded {
         succ: &mut Vec<(Choice, State)>,
         checker: &mut Checker,
         hash: fn(&[u8]) -> u64,
+        keep: Option<&mut Vec<State>>,
     ) -> Self {
+        let at = keep.as_deref().map_or(0, Vec::len);
         let mut e = Expanded {
             exp,
             finished,
             packed: Vec::new(),
             succ: Vec::with_capacity(succ.len()),
+            kept: at..at,
         };
-        for (choice, n) in succ.drain(..) {
+        for (choice, n) in succ.iter() {
             let mut fails = Vec::new();
-            checker.check(m, &n, &mut fails);
+            checker.check(m, n, &mut fails);
             let start = e.packed.len();
-            pack_into(&n, &mut e.packed);
+            pack_into(n, &mut e.packed);
             let bytes = start..e.packed.len();
             let hash = hash(&e.packed[bytes.clone()]);
             e.succ.push(Succ {
-                choice,
+                choice: *choice,
                 bytes,
                 hash,
                 fails,
             });
+        }
+        match keep {
+            Some(kept) => {
+                kept.extend(succ.drain(..).map(|(_, n)| n));
+                e.kept.end = kept.len();
+            }
+            None => succ.clear(),
         }
         e
     }
@@ -77,6 +90,8 @@ struct Worker {
     checker: Checker,
     /// How many states the unpacker's caches were sized for.
     sized_for: usize,
+    /// When asked to keep them: the successors of the states expanded, one after another.
+    kept: Vec<State>,
 }
 
 impl Worker {
@@ -87,6 +102,7 @@ impl Worker {
             unpacker: Unpacker::for_states(states),
             checker: Checker::new(m),
             sized_for: states,
+            kept: Vec::new(),
         }
     }
 
@@ -98,9 +114,21 @@ impl Worker {
     /// Expands one packed state.
     fn expand(&mut self, r: &Reducer, packed: &[u8], hash: fn(&[u8]) -> u64) -> Expanded {
         let s = self.unpacker.unpack(packed);
-        let exp = r.expand(&s, true, &mut self.scratch, &mut self.succ);
-        let finished = s.is_final();
-        Expanded::new(r.m, exp, finished, &mut self.succ, &mut self.checker, hash)
+        self.expand_state(r, &s, hash, false)
+    }
+
+    /// Expands one state; with `keep`, its successors go to `kept` too.
+    fn expand_state(
+        &mut self,
+        r: &Reducer,
+        s: &State,
+        hash: fn(&[u8]) -> u64,
+        keep: bool,
+    ) -> Expanded {
+        let exp = r.expand(s, true, &mut self.scratch, &mut self.succ);
+        let kept = keep.then_some(&mut self.kept);
+        let (succ, checker) = (&mut self.succ, &mut self.checker);
+        Expanded::new(r.m, exp, s.is_final(), succ, checker, hash, kept)
     }
 }
 
@@ -154,6 +182,13 @@ struct Bfs<'m, 'f> {
     monitor: &'f mut dyn FnMut(&Progress) -> Option<Bound>,
     /// The search's own thread's worker, kept from batch to batch.
     mine: Option<Worker>,
+    /// One thread, small layers: the states themselves, so that they need not be unpacked.
+    /// `decoded` holds every state of the layer being expanded, if it was small enough;
+    /// `decoding` the new states of the next layer while it stays under [`BATCH`];
+    /// `kept` the successors of the batch being merged (`Expanded::kept` says whose).
+    decoded: Option<Vec<State>>,
+    decoding: Option<Vec<State>>,
+    kept: Vec<Option<State>>,
 }
 
 /// Explores every reachable state of `m` breadth-first (see [`explore_with`]).
@@ -216,6 +251,9 @@ fn search(
         stats,
         monitor,
         mine: None,
+        decoded: None,
+        decoding: None,
+        kept: Vec::new(),
     };
     let outcome = b.run();
     b.stats.states = b.store.len();
@@ -227,12 +265,15 @@ impl Bfs<'_, '_> {
         let init = self.r.initial();
         let mut fails = Vec::new();
         check(self.r.m, &init, &mut fails);
-        let init = pack(&init);
-        self.visit(&init, self.store.hash(&init), &fails, None);
+        let packed = pack(&init);
+        self.visit(&packed, self.store.hash(&packed), &fails, None);
+        self.decoded = Some(vec![init]);
         loop {
             let depth = self.bounds.len() - 2;
             self.stats.depth = depth;
             let (start, end) = (self.bounds[depth], self.bounds[depth + 1]);
+            // A layer past one batch is seldom followed by a small one: keep nothing then.
+            self.decoding = (self.opts.threads <= 1 && end - start <= BATCH).then(Vec::new);
             if !self.found.is_empty() {
                 return self.failed(depth);
             }
@@ -272,6 +313,8 @@ impl Bfs<'_, '_> {
             }
             self.bounds.push(self.store.len());
             self.frontier = std::mem::take(&mut self.next);
+            let next = self.store.len() - end;
+            self.decoded = self.decoding.take().filter(|d| d.len() == next);
         }
     }
 
@@ -293,11 +336,17 @@ impl Bfs<'_, '_> {
             _ => Worker::new(r.m, hi - lo),
         };
         if self.opts.threads <= 1 {
-            // One thread: merge, then expand the states where they lie.
+            // One thread: merge, then expand the states where they lie (or as they are,
+            // in a small layer), keeping the successors while the next layer is small.
             let before = first(self);
+            let keep = self.decoding.is_some();
             let results = (lo..hi)
-                .map(|i| mine.expand(r, self.packed(start, i), hash))
+                .map(|i| match &self.decoded {
+                    Some(states) => mine.expand_state(r, &states[i - start], hash, keep),
+                    None => mine.expand(r, self.packed(start, i), hash),
+                })
                 .collect();
+            self.kept = mine.kept.drain(..).map(Some).collect();
             self.mine = Some(mine);
             return (results, before);
         }
@@ -385,6 +434,7 @@ impl Bfs<'_, '_> {
                 &mut succ,
                 &mut checker,
                 self.store.hasher(),
+                None,
             );
         } else if e.exp.reduced() {
             self.stats.ample += 1;
@@ -393,9 +443,21 @@ impl Bfs<'_, '_> {
         if let Some(edges) = &mut self.edges {
             edges.push(Vec::with_capacity(e.succ.len()));
         }
+        // The successors themselves, if the expansion kept them (the cycle proviso's
+        // second expansion does not).
+        let kept = (e.kept.len() == e.succ.len()).then_some(e.kept.start);
         for (k, n) in e.succ.into_iter().enumerate() {
             let from = Some((i as u32, e.exp.ordinal(k)));
-            let (j, new) = self.visit(&e.packed[n.bytes], n.hash, &n.fails, from);
+            let packed = &e.packed[n.bytes];
+            let (j, new) = self.visit(packed, n.hash, &n.fails, from);
+            if new {
+                let kept = kept.and_then(|at| self.kept[at + k].take());
+                debug_assert!(
+                    kept.as_ref().is_none_or(|s| *pack(s) == *packed),
+                    "the state kept is the state visited"
+                );
+                self.decode(kept);
+            }
             if let Some(edges) = &mut self.edges {
                 edges[i].push((n.choice, j as u32));
             }
@@ -408,6 +470,15 @@ impl Bfs<'_, '_> {
             }
         }
         None
+    }
+
+    /// Keeps new state `s` of the next layer as it is, while that layer is small; a state
+    /// not at hand (`None`), or one too many, and the next layer is unpacked instead.
+    fn decode(&mut self, s: Option<State>) {
+        match (&mut self.decoding, s) {
+            (Some(states), Some(s)) if states.len() < BATCH => states.push(s),
+            _ => self.decoding = None,
+        }
     }
 
     /// Adds a packed state, which breaks `fails`, to the visited set: found from state

@@ -93,7 +93,9 @@ impl<T> Slots<T> {
 /// leaves there must not change another chunk's result): the calling thread uses `mine`,
 /// which the caller keeps from one call to the next; every other thread makes its own with
 /// `init`.
-#[cfg(not(any(loom, shuttle)))]
+///
+/// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
+/// primitives only work inside their own schedulers, where the tests below use them.
 pub fn map_chunks_beside<T, W, I, F, R>(
     threads: usize,
     len: usize,
@@ -112,6 +114,7 @@ where
     // Helpers: as many as there are chunks for, the calling thread aside; none for a single
     // chunk, which costs less than starting a thread.
     let helpers = match chunks.count() {
+        _ if cfg!(any(loom, shuttle)) => 0,
         0 | 1 => 0,
         n => threads.saturating_sub(1).min(n),
     };
@@ -137,31 +140,6 @@ where
         before
     });
     (slots.into_results(), before)
-}
-
-/// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
-/// primitives only work inside their own schedulers, where the tests below use them.
-#[cfg(any(loom, shuttle))]
-pub fn map_chunks_beside<T, W, I, F, R>(
-    _threads: usize,
-    len: usize,
-    size: usize,
-    mine: &mut W,
-    _init: I,
-    f: F,
-    first: impl FnOnce() -> R,
-) -> (Vec<T>, R)
-where
-    T: Send,
-    I: Fn() -> W + Sync,
-    F: Fn(&mut W, Range<usize>) -> T + Sync,
-{
-    let size = size.max(1);
-    let before = first();
-    let results = (0..len.div_ceil(size))
-        .map(|k| f(mine, k * size..((k + 1) * size).min(len)))
-        .collect();
-    (results, before)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

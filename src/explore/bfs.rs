@@ -132,24 +132,6 @@ impl Worker {
     }
 }
 
-/// The packed states of one batch, copied out of the store (or the frontier), so that the
-/// search's thread can merge the batch before into the store while others expand these.
-struct Inputs {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Inputs {
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    fn get(&self, k: usize) -> &[u8] {
-        let start = k.checked_sub(1).map_or(0, |j| self.ends[j]);
-        &self.bytes[start..self.ends[k]]
-    }
-}
-
 /// What the merge of a layer's batches gathers, and where the layer lies.
 struct Layer {
     start: usize,
@@ -361,7 +343,7 @@ impl Bfs<'_, '_> {
                 .map(|k| w.expand(r, inputs.get(k), hash))
                 .collect::<Vec<_>>()
         };
-        let (threads, n) = (self.opts.threads, inputs.len());
+        let (threads, n) = (self.opts.threads, hi - lo);
         let (results, before) =
             map_chunks_beside(threads, n, CHUNK, &mut mine, init, expand, || first(self));
         self.mine = Some(mine);
@@ -376,15 +358,12 @@ impl Bfs<'_, '_> {
         }
     }
 
-    /// A copy of the packed states `lo..hi` of the layer that starts at `start`.
-    fn inputs(&self, start: usize, lo: usize, hi: usize) -> Inputs {
-        let mut inputs = Inputs {
-            bytes: Vec::new(),
-            ends: Vec::with_capacity(hi.saturating_sub(lo)),
-        };
+    /// A copy of the packed states `lo..hi` of the layer that starts at `start`, so that the
+    /// merge can write the store while other threads expand them.
+    fn inputs(&self, start: usize, lo: usize, hi: usize) -> Packs {
+        let mut inputs = Packs::growing();
         for i in lo..hi {
-            inputs.bytes.extend_from_slice(self.packed(start, i));
-            inputs.ends.push(inputs.bytes.len());
+            inputs.push(self.packed(start, i));
         }
         inputs
     }

@@ -17,14 +17,23 @@ const BATCH: usize = 4096;
 /// States per chunk a thread claims at a time.
 const CHUNK: usize = 64;
 
-/// What one state's expansion produced, computed off the search's thread: each successor
-/// packed into one buffer (a new state is copied out of it; a known one costs nothing more),
-/// with the hash the store looks it up by and the properties it breaks.
+/// What expanding a run of states produced, computed off the search's thread: every
+/// successor packed into one buffer (a new state is copied out of it; a known one costs nothing
+/// more), with the hash the store looks it up by and the properties it breaks. One buffer per
+/// run, not per state: a state's successors would otherwise cost an allocation or two each.
+#[derive(Default)]
+struct Expansions {
+    states: Vec<Expanded>,
+    succ: Vec<Succ>,
+    packed: Vec<u8>,
+}
+
+/// One state's part of [`Expansions`].
 struct Expanded {
     exp: Expansion,
     finished: bool,
-    packed: Vec<u8>,
-    succ: Vec<Succ>,
+    /// Its successors, in `Expansions::succ`.
+    succ: std::ops::Range<usize>,
     /// Where the successors themselves lie in the expanding worker's `kept`, if it kept
     /// them (one thread).
     kept: std::ops::Range<usize>,
@@ -37,52 +46,77 @@ struct Succ {
     fails: Vec<Failure>,
 }
 
-impl Expanded {
-    fn new(
+impl Expansions {
+    /// Adds the expansion `exp` of one state, whose successors are `succ` (taken from it).
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
         m: &Model,
         exp: Expansion,
         finished: bool,
         succ: &mut Vec<(Choice, State)>,
         checker: &mut Checker,
-        hash: fn(&[u8]) -> u64,
+        hash: Hash,
         keep: Option<&mut Vec<State>>,
-    ) -> Self {
+    ) {
         let at = keep.as_deref().map_or(0, Vec::len);
-        let mut e = Expanded {
-            exp,
-            finished,
-            packed: Vec::new(),
-            succ: Vec::with_capacity(succ.len()),
-            kept: at..at,
-        };
+        let first = self.succ.len();
         for (choice, n) in succ.iter() {
             let mut fails = Vec::new();
             checker.check(m, n, &mut fails);
-            let start = e.packed.len();
-            pack_into(n, &mut e.packed);
-            let bytes = start..e.packed.len();
-            let hash = hash(&e.packed[bytes.clone()]);
-            e.succ.push(Succ {
+            let start = self.packed.len();
+            pack_into(n, &mut self.packed);
+            let bytes = start..self.packed.len();
+            let hash = hash(&self.packed[bytes.clone()]);
+            self.succ.push(Succ {
                 choice: *choice,
                 bytes,
                 hash,
                 fails,
             });
         }
-        match keep {
+        let kept = match keep {
             Some(kept) => {
                 kept.extend(succ.drain(..).map(|(_, n)| n));
-                e.kept.end = kept.len();
+                at..kept.len()
             }
-            None => succ.clear(),
-        }
-        e
+            None => {
+                succ.clear();
+                at..at
+            }
+        };
+        self.states.push(Expanded {
+            exp,
+            finished,
+            succ: first..self.succ.len(),
+            kept,
+        });
+    }
+
+    /// Empties it, keeping its buffers for the next batch.
+    fn clear(&mut self) {
+        self.states.clear();
+        self.succ.clear();
+        self.packed.clear();
+    }
+
+    /// How many states' expansions it holds.
+    fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// The packed bytes of successor `n`.
+    fn bytes(&self, n: &Succ) -> &[u8] {
+        &self.packed[n.bytes.clone()]
     }
 }
 
 /// What a thread expanding states keeps from one state to the next: its buffers; its
 /// unpacker, which shares the processes and databases of the states it unpacked before; its
 /// property checker, which remembers the last verdicts.
+/// How the store hashes a packed state.
+type Hash = fn(&[u8]) -> u64;
+
 struct Worker {
     scratch: Scratch,
     succ: Vec<(Choice, State)>,
@@ -111,24 +145,25 @@ impl Worker {
         Unpacker::slots_for(states) <= Unpacker::slots_for(self.sized_for)
     }
 
-    /// Expands one packed state.
-    fn expand(&mut self, r: &Reducer, packed: &[u8], hash: fn(&[u8]) -> u64) -> Expanded {
+    /// Expands one packed state into `out`.
+    fn expand(&mut self, r: &Reducer, packed: &[u8], hash: Hash, out: &mut Expansions) {
         let s = self.unpacker.unpack(packed);
-        self.expand_state(r, &s, hash, false)
+        self.expand_state(r, &s, hash, false, out);
     }
 
-    /// Expands one state; with `keep`, its successors go to `kept` too.
+    /// Expands one state into `out`; with `keep`, its successors go to `kept` too.
     fn expand_state(
         &mut self,
         r: &Reducer,
         s: &State,
-        hash: fn(&[u8]) -> u64,
+        hash: Hash,
         keep: bool,
-    ) -> Expanded {
+        out: &mut Expansions,
+    ) {
         let exp = r.expand(s, true, &mut self.scratch, &mut self.succ);
         let kept = keep.then_some(&mut self.kept);
         let (succ, checker) = (&mut self.succ, &mut self.checker);
-        Expanded::new(r.m, exp, s.is_final(), succ, checker, hash, kept)
+        out.push(r.m, exp, s.is_final(), succ, checker, hash, kept);
     }
 }
 
@@ -171,6 +206,8 @@ struct Bfs<'m, 'f> {
     decoded: Option<Vec<State>>,
     decoding: Option<Vec<State>>,
     kept: Vec<Option<State>>,
+    /// One thread: the buffers of the batch merged last, emptied, for the next batch.
+    spare: Option<Expansions>,
 }
 
 /// Explores every reachable state of `m` breadth-first (see [`explore_with`]).
@@ -236,6 +273,7 @@ fn search(
         decoded: None,
         decoding: None,
         kept: Vec::new(),
+        spare: None,
     };
     let outcome = b.run();
     b.stats.states = b.store.len();
@@ -275,7 +313,7 @@ impl Bfs<'_, '_> {
             let mut lo = start;
             while lo < end {
                 let batch = std::mem::take(&mut ready);
-                let hi = lo + batch.len();
+                let hi = lo + batch.iter().map(Expansions::len).sum::<usize>();
                 let merge = |bfs: &mut Self| bfs.merge_batch(&mut layer, lo, batch);
                 let (next, stop) = self.expand_beside((start, end), hi, merge);
                 if let Some(outcome) = stop {
@@ -311,7 +349,7 @@ impl Bfs<'_, '_> {
         (start, end): (usize, usize),
         lo: usize,
         first: impl FnOnce(&mut Self) -> R,
-    ) -> (Vec<Expanded>, R) {
+    ) -> (Vec<Expansions>, R) {
         let hi = (lo + BATCH).min(end);
         let (r, hash) = (self.r, self.store.hasher());
         // The search's own thread keeps its worker from batch to batch, unless this batch
@@ -324,30 +362,37 @@ impl Bfs<'_, '_> {
             // One thread: merge, then expand the states where they lie (or as they are,
             // in a small layer), keeping the successors while the next layer is small.
             let before = first(self);
+            if lo == hi {
+                self.mine = Some(mine);
+                return (Vec::new(), before);
+            }
             let keep = self.decoding.is_some();
-            let results = (lo..hi)
-                .map(|i| match &self.decoded {
-                    Some(states) => mine.expand_state(r, &states[i - start], hash, keep),
-                    None => mine.expand(r, self.packed(start, i), hash),
-                })
-                .collect();
+            let mut out = self.spare.take().unwrap_or_default();
+            for i in lo..hi {
+                match &self.decoded {
+                    Some(states) => mine.expand_state(r, &states[i - start], hash, keep, &mut out),
+                    None => mine.expand(r, self.packed(start, i), hash, &mut out),
+                }
+            }
             self.kept = mine.kept.drain(..).map(Some).collect();
             self.mine = Some(mine);
-            return (results, before);
+            return (vec![out], before);
         }
         // Several: the merge writes the store while the others expand a copy of the batch.
         let inputs = self.inputs(start, lo, hi);
         let init = || Worker::new(r.m, hi - lo);
         let expand = |w: &mut Worker, range: std::ops::Range<usize>| {
-            range
-                .map(|k| w.expand(r, inputs.get(k), hash))
-                .collect::<Vec<_>>()
+            let mut out = Expansions::default();
+            for k in range {
+                w.expand(r, inputs.get(k), hash, &mut out);
+            }
+            out
         };
         let (threads, n) = (self.opts.threads, hi - lo);
         let (results, before) =
             map_chunks_beside(threads, n, CHUNK, &mut mine, init, expand, || first(self));
         self.mine = Some(mine);
-        (results.into_iter().flatten().collect(), before)
+        (results, before)
     }
 
     /// Packed state `i` of the layer that starts at `start`, not yet expanded.
@@ -374,13 +419,16 @@ impl Bfs<'_, '_> {
         &mut self,
         layer: &mut Layer,
         lo: usize,
-        batch: Vec<Expanded>,
+        batch: Vec<Expansions>,
     ) -> Option<Outcome> {
-        let hi = lo + batch.len();
-        let hashes = batch.iter().flat_map(|e| e.succ.iter().map(|n| n.hash));
+        let hi = lo + batch.iter().map(Expansions::len).sum::<usize>();
+        let hashes = batch.iter().flat_map(|b| b.succ.iter().map(|n| n.hash));
         self.store.preload(hashes);
-        for (k, e) in batch.into_iter().enumerate() {
-            let i = lo + k;
+        let states = batch
+            .iter()
+            .flat_map(|b| (0..b.states.len()).map(move |k| (b, k)));
+        for (i, (b, k)) in (lo..).zip(states) {
+            let e = &b.states[k];
             if e.exp.progress == 0 && !e.finished {
                 layer.deadlocks.push((Failure::Deadlock, i as u32));
             }
@@ -388,20 +436,25 @@ impl Bfs<'_, '_> {
                 layer.cut |= !e.succ.is_empty();
                 continue;
             }
-            if let Some(bound) = self.merge(i, layer.start, e) {
+            if let Some(bound) = self.merge(i, layer.start, b, k) {
                 return Some(Outcome::Incomplete { bound });
             }
         }
         self.frontier.release_before(hi - layer.start);
+        if let Ok([mut b]) = <[Expansions; 1]>::try_from(batch) {
+            b.clear();
+            self.spare = Some(b);
+        }
         let bound = self.report(layer.end - hi)?;
         Some(Outcome::Incomplete { bound })
     }
 
-    /// Visits the successors of state `i` (of the layer starting at `start`). Returns a bound
-    /// when `--max-states` is reached without a failure.
-    fn merge(&mut self, i: usize, start: usize, mut e: Expanded) -> Option<Bound> {
+    /// Visits the successors of state `i` (of the layer starting at `start`), whose expansion
+    /// is state `k` of `b`. Returns a bound when `--max-states` is reached without a failure.
+    fn merge(&mut self, i: usize, start: usize, b: &Expansions, k: usize) -> Option<Bound> {
+        let e = &b.states[k];
         // The cycle proviso: a reduced expansion must lead somewhere new.
-        if e.exp.reduced() && self.store.contains(&e.packed[e.succ[0].bytes.clone()]) {
+        if e.exp.reduced() && self.store.contains(b.bytes(&b.succ[e.succ.start])) {
             let s = match &self.store {
                 Store::Exact(seen) => seen.get(i),
                 Store::Prints(_) => unpack(self.frontier.get(i - start)),
@@ -409,18 +462,27 @@ impl Bfs<'_, '_> {
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
             let mut checker = Checker::new(self.r.m);
-            e = Expanded::new(
+            let mut again = Expansions::default();
+            let hash = self.store.hasher();
+            again.push(
                 self.r.m,
                 exp,
                 e.finished,
                 &mut succ,
                 &mut checker,
-                self.store.hasher(),
+                hash,
                 None,
             );
+            return self.visit_all(i, &again, 0);
         } else if e.exp.reduced() {
             self.stats.ample += 1;
         }
+        self.visit_all(i, b, k)
+    }
+
+    /// Visits the successors of state `i` as state `k` of `b` holds them, with no proviso.
+    fn visit_all(&mut self, i: usize, b: &Expansions, k: usize) -> Option<Bound> {
+        let e = &b.states[k];
         self.stats.transitions += e.succ.len();
         if let Some(edges) = &mut self.edges {
             edges.push(Vec::with_capacity(e.succ.len()));
@@ -428,9 +490,9 @@ impl Bfs<'_, '_> {
         // The successors themselves, if the expansion kept them (the cycle proviso's
         // second expansion does not).
         let kept = (e.kept.len() == e.succ.len()).then_some(e.kept.start);
-        for (k, n) in e.succ.into_iter().enumerate() {
+        for (k, n) in b.succ[e.succ.clone()].iter().enumerate() {
             let from = Some((i as u32, e.exp.ordinal(k)));
-            let packed = &e.packed[n.bytes];
+            let packed = b.bytes(n);
             let (j, new) = self.visit(packed, n.hash, &n.fails, from);
             if new {
                 let kept = kept.and_then(|at| self.kept[at + k].take());

@@ -5,11 +5,11 @@ use super::chunked::{Links, Packs};
 use super::parallel::map_chunks_beside;
 use super::properties::{check, rank, Checker, Failure};
 use super::reduce::{Expansion, Reducer, Scratch};
-use super::store::{pack, pack_into, unpack, Store};
+use super::store::{pack, unpack, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
 use crate::exec::Choice;
 use crate::ir::Model;
-use crate::world::codec::Unpacker;
+use crate::world::codec::{Packer, Unpacker};
 use crate::world::State;
 
 /// States expanded per batch: the unit of parallel work and of progress reports.
@@ -55,7 +55,7 @@ impl Expansions {
         exp: Expansion,
         finished: bool,
         succ: &mut Vec<(Choice, State)>,
-        checker: &mut Checker,
+        (checker, packer): (&mut Checker, &mut Packer),
         hash: Hash,
         keep: Option<&mut Vec<State>>,
     ) {
@@ -65,7 +65,7 @@ impl Expansions {
             let mut fails = Vec::new();
             checker.check(m, n, &mut fails);
             let start = self.packed.len();
-            pack_into(n, &mut self.packed);
+            packer.pack_into(n, &mut self.packed);
             let bytes = start..self.packed.len();
             let hash = hash(&self.packed[bytes.clone()]);
             self.succ.push(Succ {
@@ -111,17 +111,19 @@ impl Expansions {
     }
 }
 
-/// What a thread expanding states keeps from one state to the next: its buffers; its
-/// unpacker, which shares the processes and databases of the states it unpacked before; its
-/// property checker, which remembers the last verdicts.
 /// How the store hashes a packed state.
 type Hash = fn(&[u8]) -> u64;
 
+/// What a thread expanding states keeps from one state to the next: its buffers; its
+/// unpacker, which shares the processes and databases of the states it unpacked before; its
+/// property checker, which remembers the last verdicts; its packer, which remembers the
+/// processes and database it packed last.
 struct Worker {
     scratch: Scratch,
     succ: Vec<(Choice, State)>,
     unpacker: Unpacker,
     checker: Checker,
+    packer: Packer,
     /// How many states the unpacker's caches were sized for.
     sized_for: usize,
     /// When asked to keep them: the successors of the states expanded, one after another.
@@ -135,6 +137,7 @@ impl Worker {
             succ: Vec::new(),
             unpacker: Unpacker::for_states(states),
             checker: Checker::new(m),
+            packer: Packer::default(),
             sized_for: states,
             kept: Vec::new(),
         }
@@ -162,8 +165,8 @@ impl Worker {
     ) {
         let exp = r.expand(s, true, &mut self.scratch, &mut self.succ);
         let kept = keep.then_some(&mut self.kept);
-        let (succ, checker) = (&mut self.succ, &mut self.checker);
-        out.push(r.m, exp, s.is_final(), succ, checker, hash, kept);
+        let tools = (&mut self.checker, &mut self.packer);
+        out.push(r.m, exp, s.is_final(), &mut self.succ, tools, hash, kept);
     }
 }
 
@@ -205,6 +208,8 @@ struct Bfs<'m, 'f> {
     /// `kept` the successors of the batch being merged (`Expanded::kept` says whose).
     decoded: Option<Vec<State>>,
     decoding: Option<Vec<State>>,
+    /// The values of the layer expanded last, kept for their buffer.
+    spent: Option<Vec<State>>,
     kept: Vec<Option<State>>,
     /// One thread: the buffers of the batch merged last, emptied, for the next batch.
     spare: Option<Expansions>,
@@ -272,6 +277,7 @@ fn search(
         mine: None,
         decoded: None,
         decoding: None,
+        spent: None,
         kept: Vec::new(),
         spare: None,
     };
@@ -296,7 +302,11 @@ impl Bfs<'_, '_> {
             // sharing of equal processes and databases between states pays more (M3 with 256
             // clients, whose layers are all small, took 4.0 s unpacked and 4.9 s kept).
             let small = self.opts.threads <= 1 && self.store.len() <= BATCH;
-            self.decoding = small.then(Vec::new);
+            // The next layer's values go where the last layer's were (grown once, not per
+            // layer).
+            let mut buffer = self.spent.take().unwrap_or_default();
+            buffer.clear();
+            self.decoding = small.then_some(buffer);
             if !self.found.is_empty() {
                 return self.failed(depth);
             }
@@ -337,7 +347,8 @@ impl Bfs<'_, '_> {
             self.bounds.push(self.store.len());
             self.frontier = std::mem::take(&mut self.next);
             let next = self.store.len() - end;
-            self.decoded = self.decoding.take().filter(|d| d.len() == next);
+            let decoded = self.decoding.take().filter(|d| d.len() == next);
+            self.spent = std::mem::replace(&mut self.decoded, decoded);
         }
     }
 
@@ -461,18 +472,10 @@ impl Bfs<'_, '_> {
             };
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
-            let mut checker = Checker::new(self.r.m);
+            let tools = (&mut Checker::new(self.r.m), &mut Packer::default());
             let mut again = Expansions::default();
             let hash = self.store.hasher();
-            again.push(
-                self.r.m,
-                exp,
-                e.finished,
-                &mut succ,
-                &mut checker,
-                hash,
-                None,
-            );
+            again.push(self.r.m, exp, e.finished, &mut succ, tools, hash, None);
             return self.visit_all(i, &again, 0);
         } else if e.exp.reduced() {
             self.stats.ample += 1;

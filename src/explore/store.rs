@@ -8,7 +8,7 @@ use crate::world::State;
 use rustc_hash::FxBuildHasher;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-pub use crate::world::codec::{pack, pack_into, unpack};
+pub use crate::world::codec::{pack, unpack};
 
 /// Slots of a new exact table, as a power of two (small: a small search stays small).
 const MIN_BITS: u32 = 6;

@@ -19,6 +19,7 @@ use super::value::{Pid, Sym, Value};
 use super::State;
 use crate::ir::{Isolation, LockMode};
 use std::hash::Hasher as _;
+use std::ops::Range;
 
 /// A part of a state that packs into bytes and back.
 pub trait Pack: Sized {
@@ -26,12 +27,6 @@ pub trait Pack: Sized {
     fn put(&self, out: &mut Vec<u8>);
     /// Reads one value back; the bytes must have come from [`Pack::put`].
     fn take(r: &mut Reader<'_>) -> Self;
-}
-
-/// Appends the packed state to `out`.
-pub fn pack_into(s: &State, out: &mut Vec<u8>) {
-    out.reserve(16 + 24 * s.procs.len());
-    s.put(out);
 }
 
 /// A state packed on its own.
@@ -42,7 +37,7 @@ pub fn pack(s: &State) -> Box<[u8]> {
     out.into_boxed_slice()
 }
 
-/// The state `bytes` holds (as packed by [`pack`] or [`pack_into`]).
+/// The state `bytes` holds (as packed by [`pack`] or [`Packer::pack_into`]).
 ///
 /// # Panics
 /// If the bytes are not a packed state: the search only unpacks what it packed.
@@ -615,6 +610,85 @@ impl State {
             clock: Pack::take(r),
             db: db(r),
         }
+    }
+}
+
+/// Packs states for one thread, copying the bytes of a process or database it packed last
+/// at the same place (the very same shared value) instead of packing it again: the
+/// successors of a state share all but one or two of its processes, and most share its
+/// database. The bytes are [`pack`]'s, byte for byte.
+#[derive(Default)]
+pub struct Packer {
+    /// Per process place, the process packed there last and where its bytes lie in `bytes`.
+    /// Holding the value keeps its address from being reused by another.
+    procs: Vec<Option<(Shared<Proc>, Range<usize>)>>,
+    db: Option<Shared<Db>>,
+    db_bytes: Vec<u8>,
+    bytes: Vec<u8>,
+}
+
+impl Packer {
+    /// Appends the packed state to `out`: the bytes [`pack`] returns.
+    #[inline]
+    pub fn pack_into(&mut self, s: &State, out: &mut Vec<u8>) {
+        out.reserve(16 + 24 * s.procs.len());
+        if s.procs.len() < 3 {
+            // Copying one process of two saves less than the bookkeeping costs.
+            s.put(out);
+            return;
+        }
+        if self.procs.len() != s.procs.len() {
+            self.procs = vec![None; s.procs.len()];
+        }
+        if self.bytes.len() > 64 * (s.procs.len() + 16) {
+            // Stale bytes pile up behind the processes replaced: start again.
+            self.bytes.clear();
+            self.procs.iter_mut().for_each(|p| *p = None);
+        }
+        put_varint(out, s.procs.len() as u64);
+        for (p, slot) in s.procs.iter().zip(&mut self.procs) {
+            match slot {
+                Some((known, at)) if Shared::same(known, p) => {
+                    out.extend_from_slice(&self.bytes[at.clone()]);
+                }
+                _ => {
+                    let start = out.len();
+                    p.put(out);
+                    let at = self.bytes.len()..self.bytes.len() + out.len() - start;
+                    self.bytes.extend_from_slice(&out[start..]);
+                    *slot = Some((p.clone(), at));
+                }
+            }
+        }
+        let State {
+            procs: _,
+            redis,
+            primary,
+            epochs,
+            mutexes,
+            ghosts,
+            faults_used,
+            clock,
+            db,
+        } = s;
+        // In `pack_struct!(State …)`'s order.
+        redis.put(out);
+        primary.put(out);
+        epochs.put(out);
+        mutexes.put(out);
+        ghosts.put(out);
+        faults_used.put(out);
+        clock.put(out);
+        if !self
+            .db
+            .as_ref()
+            .is_some_and(|known| Shared::same(known, db))
+        {
+            self.db_bytes.clear();
+            db.put(&mut self.db_bytes);
+            self.db = Some(db.clone());
+        }
+        out.extend_from_slice(&self.db_bytes);
     }
 }
 

@@ -59,13 +59,26 @@ pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
             _ => return Err(RunError::Type),
         },
         Expr::Binary(BinOp::And, a, b) => {
-            Value::Bool(eval(a, sc)?.truthy() && eval(b, sc)?.truthy())
+            Value::Bool(operand(a, sc)?.truthy() && operand(b, sc)?.truthy())
         }
         Expr::Binary(BinOp::Or, a, b) => {
-            Value::Bool(eval(a, sc)?.truthy() || eval(b, sc)?.truthy())
+            Value::Bool(operand(a, sc)?.truthy() || operand(b, sc)?.truthy())
         }
-        Expr::Binary(op, a, b) => binary(*op, eval(a, sc)?, eval(b, sc)?)?,
+        Expr::Binary(op, a, b) => binary(*op, operand(a, sc)?, operand(b, sc)?)?,
     })
+}
+
+/// [`eval`] of an operand, with the leaves most operands are (a literal, a local, a column, a
+/// ghost) read in place rather than by a recursive call.
+#[inline(always)]
+fn operand(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
+    match e {
+        Expr::Lit(v) => Ok(*v),
+        Expr::Local(i) => Ok(sc.locals[*i as usize]),
+        Expr::Column(c) => Ok(sc.row.map_or(Value::Nil, |r| r[*c as usize])),
+        Expr::Ghost(g) => Ok(Value::Int(sc.state.ghosts[*g as usize])),
+        _ => eval(e, sc),
+    }
 }
 
 fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {

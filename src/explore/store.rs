@@ -6,7 +6,7 @@ use super::chunked::Packs;
 use super::prints::Prints;
 use crate::world::State;
 use rustc_hash::FxBuildHasher;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 pub use crate::world::codec::{pack, unpack};
 
@@ -234,13 +234,11 @@ pub fn exact_hash(p: &[u8]) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A packed state's 64-bit fingerprint (the standard library's SipHash with its fixed
-/// `new()` keys: the same on every run of one build).
+/// A packed state's 64-bit fingerprint: XXH3-64, whose output is specified (the same on
+/// every machine and build) and whose bits are well mixed, as the collision bound assumes.
 #[must_use]
 pub fn fingerprint(p: &[u8]) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    p.hash(&mut h);
-    h.finish()
+    xxhash_rust::xxh3::xxh3_64(p)
 }
 
 /// The chance that two of `n` distinct states share a fingerprint (the birthday bound,

@@ -6,7 +6,7 @@
 use super::dead::Dead;
 use super::por::Por;
 use super::properties::Failure;
-use super::symmetry::Symmetry;
+use super::symmetry::{OwnHashes, Symmetry};
 use super::{Options, Outcome, Stats};
 use crate::exec::{apply, observe, successors, successors_except, Choice};
 use crate::ir::Model;
@@ -52,6 +52,7 @@ impl Expansion {
 pub struct Scratch {
     mirrors: Vec<bool>,
     full: Vec<(Choice, State)>,
+    known: OwnHashes,
 }
 
 impl<'m> Reducer<'m> {
@@ -80,12 +81,17 @@ impl<'m> Reducer<'m> {
     /// The representative of a state, with the renaming that maps the state to it (`None`:
     /// no renaming): its dead locals reset, then its processes arranged.
     #[must_use]
-    pub fn canon(&self, mut s: State) -> (State, Option<Perm>) {
+    pub fn canon(&self, s: State) -> (State, Option<Perm>) {
+        self.canon_with(s, None)
+    }
+
+    /// [`Reducer::canon`], remembering processes' hashes in `known`.
+    fn canon_with(&self, mut s: State, known: Option<&mut OwnHashes>) -> (State, Option<Perm>) {
         if let Some(dead) = &self.dead {
             dead.clear(self.m, &mut s);
         }
         match &self.sym {
-            Some(sym) => sym.canon(s),
+            Some(sym) => sym.canon(s, known),
             None => (s, None),
         }
     }
@@ -120,7 +126,7 @@ impl<'m> Reducer<'m> {
         }
         if self.sym.is_some() || self.dead.is_some() {
             for (_, n) in out.iter_mut() {
-                *n = self.canon(std::mem::take(n)).0;
+                *n = self.canon_with(std::mem::take(n), Some(&mut sc.known)).0;
             }
         }
         Expansion { progress, ample }

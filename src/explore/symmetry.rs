@@ -11,6 +11,7 @@ use crate::exec::Choice;
 use crate::ir::{Expr, Model, OpKind};
 use crate::world::permute::Perm;
 use crate::world::process::{Proc, Status, Wait};
+use crate::world::shared::Shared;
 use crate::world::value::{Pid, Value};
 use crate::world::State;
 use rustc_hash::FxHasher;
@@ -88,10 +89,11 @@ impl Symmetry {
     }
 
     /// The representative of `s`'s class of states, and the renaming that maps `s` to it
-    /// (`None`: `s` is its own representative).
+    /// (`None`: `s` is its own representative); `known` remembers processes' hashes from one
+    /// call to the next.
     #[must_use]
-    pub fn canon(&self, s: State) -> (State, Option<Perm>) {
-        let keys = self.keys(&s);
+    pub fn canon(&self, s: State, known: Option<&mut OwnHashes>) -> (State, Option<Perm>) {
+        let keys = self.keys(&s, known);
         // Most states are found from a representative by one process's step, and most such
         // steps leave every class in key order: then the stable sort below moves no one.
         let sorted = |c: &Vec<u16>| {
@@ -181,19 +183,55 @@ impl Symmetry {
     }
 
     /// Per process: a hash of everything about it that does not depend on process names.
-    fn keys(&self, s: &State) -> Vec<u64> {
-        let mut h: Vec<FxHasher> = s
-            .procs
-            .iter()
-            .map(|p| {
-                let mut h = FxHasher::default();
-                hash_own(p, &mut h);
-                h
-            })
-            .collect();
+    fn keys(&self, s: &State, known: Option<&mut OwnHashes>) -> Vec<u64> {
+        let mut h: Vec<FxHasher> = match known {
+            // With two processes a successor shares one: not worth the bookkeeping.
+            Some(known) if s.procs.len() > 2 => s
+                .procs
+                .iter()
+                .map(|p| known.get(p, s.procs.len()))
+                .collect(),
+            _ => s.procs.iter().map(|p| own_hash(p)).collect(),
+        };
         roles(s, self.mutexes.max(1), &self.class, &self.private, &mut h);
         h.into_iter().map(|h| h.finish()).collect()
     }
+}
+
+/// What [`hash_own`] makes of a process, for the processes a thread saw lately, by identity:
+/// a successor shares all but one or two of its processes with its parent, and the parent's
+/// were hashed when the parent was found. Only a process that another holder shares is kept
+/// (then it cannot change in place while kept); a slot per process address, direct-mapped.
+#[derive(Default)]
+pub struct OwnHashes {
+    slots: Vec<Option<(Shared<Proc>, FxHasher)>>,
+}
+
+impl OwnHashes {
+    /// The hasher after [`hash_own`] of `p`, a process of a state of `n` processes.
+    fn get(&mut self, p: &Shared<Proc>, n: usize) -> FxHasher {
+        if self.slots.is_empty() {
+            self.slots = vec![None; (4 * n).clamp(64, 4096).next_power_of_two()];
+        }
+        // Allocations are at least 8-byte aligned: the low bits say nothing.
+        let i = (Shared::addr(p) >> 4) & (self.slots.len() - 1);
+        if let Some((known, h)) = &self.slots[i] {
+            if Shared::same(known, p) {
+                return h.clone();
+            }
+        }
+        let h = own_hash(p);
+        if Shared::is_shared(p) {
+            self.slots[i] = Some((p.clone(), h.clone()));
+        }
+        h
+    }
+}
+
+fn own_hash(p: &Proc) -> FxHasher {
+    let mut h = FxHasher::default();
+    hash_own(p, &mut h);
+    h
 }
 
 /// Hashes a process's own state with every process id blanked (ids differ between

@@ -23,6 +23,19 @@ impl<T> Shared<T> {
     pub fn same(a: &Self, b: &Self) -> bool {
         Rc::ptr_eq(&a.0, &b.0)
     }
+
+    /// Whether another holder shares the value: then no holder can change it in place (a
+    /// write copies), so it stays what it is for as long as it is held.
+    #[must_use]
+    pub fn is_shared(this: &Self) -> bool {
+        Rc::strong_count(&this.0) > 1
+    }
+
+    /// Where the value lies: the same for every holder, and not reused while one holds it.
+    #[must_use]
+    pub fn addr(this: &Self) -> usize {
+        Rc::as_ptr(&this.0).cast::<u8>() as usize
+    }
 }
 
 /// A copy shares the value (whatever `T` is): it costs a reference count.

@@ -7,6 +7,7 @@
 
 use crate::ir::{Model, Op, OpKind, SqlStmt};
 use crate::world::process::Proc;
+use crate::world::shared::Shared;
 use crate::world::value::Value;
 use crate::world::State;
 
@@ -30,25 +31,22 @@ impl Dead {
     }
 
     /// Resets the dead locals of every process of `s` to nil: all of them once a process
-    /// has finished, else those dead at its next op.
+    /// has finished, else those dead at its next op. A process that `s` shares with another
+    /// holder is skipped: it is one of the state `s` came from, already cleared (every
+    /// state the search keeps has been), or one a cache holds, which is as it was then.
     pub fn clear(&self, m: &Model, s: &mut State) {
         for (p, proc) in m.processes.iter().zip(&mut s.procs) {
-            let finished = proc.status.finished();
-            let dead: &[u16] = match self.by_group[p.group].get(proc.pc as usize) {
-                Some(d) if !finished => d,
-                _ => &[],
-            };
-            let stale = if finished {
-                proc.locals.iter().any(|&v| v != Value::Nil)
-            } else {
-                dead.iter().any(|&l| proc.locals[l as usize] != Value::Nil)
-            };
-            if !stale {
-                // Nothing to reset: the process stays shared with the state it came from.
+            let group = &self.by_group[p.group];
+            if Shared::is_shared(proc) {
+                debug_assert!(stale(group, proc).is_none(), "a shared process is cleared");
                 continue;
             }
+            // Nothing to reset: the process stays shared with the state it came from.
+            let Some(dead) = stale(group, proc) else {
+                continue;
+            };
             let proc: &mut Proc = proc;
-            if finished {
+            if proc.status.finished() {
                 proc.locals.iter_mut().for_each(|v| *v = Value::Nil);
             }
             for &l in dead {
@@ -56,6 +54,22 @@ impl Dead {
             }
         }
     }
+}
+
+/// The locals dead at `proc`'s next op (none once it has finished, when all are reset), if
+/// one of them (or, finished, any local) is not nil yet; `dead` is its group's table.
+fn stale<'d>(dead: &'d [Box<[u16]>], proc: &Proc) -> Option<&'d [u16]> {
+    if proc.status.finished() {
+        return proc
+            .locals
+            .iter()
+            .any(|&v| v != Value::Nil)
+            .then_some(&[][..]);
+    }
+    let dead: &[u16] = dead.get(proc.pc as usize).map_or(&[], |d| d);
+    dead.iter()
+        .any(|&l| proc.locals[l as usize] != Value::Nil)
+        .then_some(dead)
 }
 
 /// The edges out of op `pc`, each given to `edge` as where control goes and the locals it

@@ -374,6 +374,8 @@ impl Bfs<'_, '_> {
             // in a small layer), keeping the successors while the next layer is small.
             let before = first(self);
             if lo == hi {
+                // The layer is done: nothing kept is left to merge.
+                self.kept.clear();
                 self.mine = Some(mine);
                 return (Vec::new(), before);
             }

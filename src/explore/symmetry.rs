@@ -213,7 +213,7 @@ impl OwnHashes {
         if self.slots.is_empty() {
             self.slots = vec![None; (4 * n).clamp(64, 4096).next_power_of_two()];
         }
-        // Allocations are at least 8-byte aligned: the low bits say nothing.
+        // Two processes lie at least 16 bytes apart: the lowest four bits say little.
         let i = (Shared::addr(p) >> 4) & (self.slots.len() - 1);
         if let Some((known, h)) = &self.slots[i] {
             if Shared::same(known, p) {

@@ -34,13 +34,35 @@ impl<'a> Scope<'a> {
 ///
 /// # Errors
 /// [`RunError`] on arithmetic over nil or mismatched kinds, overflow or division by zero.
+// Inlined so that a leaf, what most operands are, is read where it is needed rather than
+// by a call.
+#[inline(always)]
 pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
-    Ok(match e {
+    match leaf(e, sc) {
+        Some(v) => Ok(v),
+        None => compound(e, sc),
+    }
+}
+
+/// The value of a leaf: a literal, a local, a ghost or a column.
+#[inline(always)]
+fn leaf(e: &Expr, sc: &Scope) -> Option<Value> {
+    Some(match e {
         Expr::Lit(v) => *v,
         Expr::Local(i) => sc.locals[*i as usize],
         Expr::Ghost(g) => Value::Int(sc.state.ghosts[*g as usize]),
-        Expr::Me => sc.me.map_or(Value::Nil, Value::Pid),
         Expr::Column(c) => sc.row.map_or(Value::Nil, |r| r[*c as usize]),
+        _ => return None,
+    })
+}
+
+/// [`eval`] of anything but a leaf.
+fn compound(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
+    Ok(match e {
+        Expr::Lit(_) | Expr::Local(_) | Expr::Ghost(_) | Expr::Column(_) => {
+            unreachable!("leaves are read by `leaf`")
+        }
+        Expr::Me => sc.me.map_or(Value::Nil, Value::Pid),
         Expr::Cell { table, pk, column } => cell(sc, *table, *pk, *column),
         Expr::Now => now(sc),
         Expr::Clock => {
@@ -59,26 +81,13 @@ pub fn eval(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
             _ => return Err(RunError::Type),
         },
         Expr::Binary(BinOp::And, a, b) => {
-            Value::Bool(operand(a, sc)?.truthy() && operand(b, sc)?.truthy())
+            Value::Bool(eval(a, sc)?.truthy() && eval(b, sc)?.truthy())
         }
         Expr::Binary(BinOp::Or, a, b) => {
-            Value::Bool(operand(a, sc)?.truthy() || operand(b, sc)?.truthy())
+            Value::Bool(eval(a, sc)?.truthy() || eval(b, sc)?.truthy())
         }
-        Expr::Binary(op, a, b) => binary(*op, operand(a, sc)?, operand(b, sc)?)?,
+        Expr::Binary(op, a, b) => binary(*op, eval(a, sc)?, eval(b, sc)?)?,
     })
-}
-
-/// [`eval`] of an operand, with the leaves most operands are (a literal, a local, a column, a
-/// ghost) read in place rather than by a recursive call.
-#[inline(always)]
-fn operand(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
-    match e {
-        Expr::Lit(v) => Ok(*v),
-        Expr::Local(i) => Ok(sc.locals[*i as usize]),
-        Expr::Column(c) => Ok(sc.row.map_or(Value::Nil, |r| r[*c as usize])),
-        Expr::Ghost(g) => Ok(Value::Int(sc.state.ghosts[*g as usize])),
-        _ => eval(e, sc),
-    }
 }
 
 fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {

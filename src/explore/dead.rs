@@ -41,7 +41,7 @@ impl Dead {
                 debug_assert!(stale(group, proc).is_none(), "a shared process is cleared");
                 continue;
             }
-            // Nothing to reset: the process stays shared with the state it came from.
+            // Nothing to reset: the process is left as the step made it.
             let Some(dead) = stale(group, proc) else {
                 continue;
             };

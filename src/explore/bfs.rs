@@ -324,7 +324,7 @@ impl Bfs<'_, '_> {
             while lo < end {
                 let batch = std::mem::take(&mut ready);
                 let hi = lo + batch.iter().map(Expansions::len).sum::<usize>();
-                let merge = |bfs: &mut Self| bfs.merge_batch(&mut layer, lo, batch);
+                let merge = |bfs: &mut Self| bfs.merge_batch(&mut layer, (lo, hi), batch);
                 let (next, stop) = self.expand_beside((start, end), hi, merge);
                 if let Some(outcome) = stop {
                     return outcome;
@@ -426,15 +426,14 @@ impl Bfs<'_, '_> {
         inputs
     }
 
-    /// Merges the expansions of the states of `layer` from `lo` on, in order. Returns the
+    /// Merges the expansions of the states `lo..hi` of `layer`, in order. Returns the
     /// outcome when the search must stop here (a bound).
     fn merge_batch(
         &mut self,
         layer: &mut Layer,
-        lo: usize,
+        (lo, hi): (usize, usize),
         batch: Vec<Expansions>,
     ) -> Option<Outcome> {
-        let hi = lo + batch.iter().map(Expansions::len).sum::<usize>();
         let hashes = batch.iter().flat_map(|b| b.succ.iter().map(|n| n.hash));
         self.store.preload(hashes);
         let states = batch

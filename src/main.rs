@@ -1,5 +1,7 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
+mod units;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use interlock::{Error, Flavour, Model, Options, Verdict};
 use std::io::Write;
@@ -103,11 +105,13 @@ struct SearchArgs {
     /// properties are searched breadth-first.
     #[arg(long)]
     dfs: bool,
-    /// Stop (verdict: incomplete) after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
+    /// Stop (verdict: incomplete) after this long: seconds (`90`), or with a unit (`90s`,
+    /// `10m`, `2h`).
+    #[arg(long, value_name = "DURATION", value_parser = units::seconds)]
     time_limit: Option<u64>,
-    /// Stop (verdict: incomplete) once the process uses this many MiB.
-    #[arg(long, value_name = "MIB")]
+    /// Stop (verdict: incomplete) once the process uses this much memory: MiB (`512`), or
+    /// with a unit (`512MiB`, `512M`, `2GiB`, `2G`).
+    #[arg(long, value_name = "SIZE", value_parser = units::mebibytes)]
     max_memory: Option<u64>,
     /// No live progress line (it is shown on a terminal only, and not with --quiet).
     #[arg(long)]

@@ -46,6 +46,31 @@ fn a_memory_limit_ends_in_incomplete() {
 }
 
 #[test]
+fn limits_take_units() {
+    stopped_by(
+        "--time-limit",
+        "0m",
+        "incomplete (stopped at --time-limit 0s)",
+    );
+    stopped_by(
+        "--max-memory",
+        "0GiB",
+        "incomplete (stopped at --max-memory 0 (MiB))",
+    );
+}
+
+#[test]
+fn a_limit_with_an_unknown_unit_is_a_usage_error() {
+    let model = "models/no-lock";
+    let (code, _, err) = interlock(&["check", model, "--max-memory", "2GB"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown unit `GB`"), "{err}");
+    let (code, _, err) = interlock(&["check", model, "--time-limit", "5ms"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`90s`, `10m` or `2h`"), "{err}");
+}
+
+#[test]
 fn zero_threads_is_a_usage_error() {
     let (code, _, err) = interlock(&["check", "models/no-lock", "--threads", "0"]);
     assert_eq!(code, 2);

@@ -1,0 +1,71 @@
+//! The command line's quantities with units: `--time-limit 90s` or `10m`, `--max-memory 2GiB`.
+//! A bare number keeps its old meaning (seconds, MiB), so existing scripts still work.
+
+/// A duration in whole seconds: `90`, `90s`, `10m`, `2h`.
+pub fn seconds(text: &str) -> Result<u64, String> {
+    let units = [("s", 1), ("m", 60), ("h", 3600)];
+    scaled(text, &units, "seconds", "`90`, `90s`, `10m` or `2h`")
+}
+
+/// A memory size in MiB: `512`, `512MiB`, `512M`, `2GiB`, `2G` (binary units, as `-Xmx2g`).
+pub fn mebibytes(text: &str) -> Result<u64, String> {
+    let units = [("MiB", 1), ("M", 1), ("GiB", 1024), ("G", 1024)];
+    let hint = "`512` (MiB), `512MiB`, `512M`, `2GiB` or `2G`";
+    scaled(text, &units, "MiB", hint)
+}
+
+/// `text` as a whole number followed by one of `units` (or none: the base unit), times the
+/// unit's factor.
+fn scaled(text: &str, units: &[(&str, u64)], base: &str, hint: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (number, unit) = t.split_at(digits);
+    let bad = |why: &str| format!("{why}; write it as {hint}");
+    if number.is_empty() {
+        return Err(bad("expected a whole number, at least 0"));
+    }
+    let factor = match unit.trim() {
+        "" => 1,
+        u => match units.iter().find(|(name, _)| *name == u) {
+            Some(&(_, f)) => f,
+            None => return Err(bad(&format!("unknown unit `{u}`"))),
+        },
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| bad(&format!("`{number}` {base} is too large")))?;
+    n.checked_mul(factor)
+        .ok_or_else(|| bad(&format!("`{t}` is too large")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(seconds("90"), Ok(90));
+        assert_eq!(seconds("90s"), Ok(90));
+        assert_eq!(seconds("10m"), Ok(600));
+        assert_eq!(seconds("2h"), Ok(7200));
+        assert_eq!(seconds("0"), Ok(0));
+        for bad in ["", "s", "-5", "1.5", "10 minutes", "5ms", "1d"] {
+            let e = seconds(bad).unwrap_err();
+            assert!(e.contains("`90s`"), "{bad}: {e}");
+        }
+        assert!(seconds("99999999999999999999").is_err());
+        assert!(seconds("9999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(mebibytes("512"), Ok(512));
+        assert_eq!(mebibytes("512MiB"), Ok(512));
+        assert_eq!(mebibytes("512M"), Ok(512));
+        assert_eq!(mebibytes("2GiB"), Ok(2048));
+        assert_eq!(mebibytes("2G"), Ok(2048));
+        let e = mebibytes("2GB").unwrap_err();
+        assert!(e.contains("unknown unit `GB`") && e.contains("2GiB"), "{e}");
+        assert!(mebibytes("-1").is_err());
+    }
+}

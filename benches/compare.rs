@@ -6,6 +6,8 @@
 //! cargo bench --bench compare -- m2 m4a                # the models whose key holds a filter
 //! INTERLOCK_BENCH_LIMIT=5 cargo bench --bench compare  # the limit per run, in seconds
 //! cargo bench --bench compare -- --write-models        # models/bench/m*.model from templates
+//! cargo bench --bench compare -- --rate m2             # raw speed: M2 at N = 7, 20 M states
+//! cargo bench --bench compare -- --rate=6 --states=1000000 m2
 //! ```
 //!
 //! Run as a test (`cargo test --benches`, no `--bench` argument), it only checks the committed
@@ -46,6 +48,11 @@
 //!   the search itself ([`timed`]).
 //! - For each model and tool, N goes 2, 3, … 10, then 12, 16, 24, 32, 48, … ([`sizes`]) until a
 //!   run exceeds the limit.
+//! - `--rate` measures raw speed where no tool finishes (the issue states its raw-speed target
+//!   for M2 at N = 7): interlock, without reductions and with one thread, searches until it
+//!   has found 20 M distinct states (`--states=K`); Stateright's BFS then runs until it has
+//!   taken as many transitions (what its target counts), which covers the same first layers
+//!   to within a block of states. The table gives each tool's distinct states per second.
 //! - Each tool stops where it stops in use: interlock at the end of the BFS layer holding the
 //!   first violation, Stateright once it sees a violation (`HasDiscoveries::AnyFailures`,
 //!   looked at between batches of states, so it may go on past the first), loom and shuttle
@@ -857,6 +864,24 @@ mod sr {
         (c.unique_state_count(), verdict)
     }
 
+    /// Breadth-first until it has taken `target` transitions (what its "state count"
+    /// counts; it looks between blocks of 1,500 states, so it may take a few more): the
+    /// unique states found and the transitions taken.
+    pub fn check_until<M>(model: M, target: usize) -> (usize, usize)
+    where
+        M: Model + Send + Sync + 'static,
+        M::State: Hash + Send + Sync + Clone + PartialEq + Debug + 'static,
+        M::Action: Clone + PartialEq + Debug,
+    {
+        let c = model
+            .checker()
+            .finish_when(HasDiscoveries::AnyFailures)
+            .target_state_count(target)
+            .spawn_bfs()
+            .join();
+        (c.unique_state_count(), c.state_count())
+    }
+
     /// Unique states and the verdict. Every property here is an `always`: a discovery is a
     /// violation.
     pub fn check<M>(model: M, how: How) -> (usize, String)
@@ -1202,6 +1227,133 @@ fn child(bench: Bench, tool: Tool, n: usize) {
     println!("RESULT\t{count}\t{first}\t{peak}\t{runs}\t{warm}\t{verdict}");
 }
 
+/// The child's side of a rate run: one tool searches `bench` at `n` breadth-first, without
+/// reductions, until it has found `target` distinct states (interlock) or taken `target`
+/// transitions (Stateright, whose target counts those); reported as [`child`] reports a run,
+/// with the transitions taken in place of the verdict. (Not a time budget: Stateright looks
+/// at its timeout only when a thread runs out of work, which one thread searching a growing
+/// breadth-first layer never does.)
+fn child_rate(bench: Bench, tool: Tool, n: usize, target: usize) {
+    let text = model_text(bench, n);
+    let parsed = interlock::Model::parse(bench.key(), &text).unwrap_or_else(|e| panic!("{e}"));
+    let rss_before = status_kib("VmRSS:");
+    let started = Instant::now();
+    let (count, transitions) = match tool {
+        Tool::InterlockFull | Tool::InterlockFullPrints => {
+            let opts = interlock::Options {
+                fingerprints: tool == Tool::InterlockFullPrints,
+                max_states: Some(target),
+                ..interlock::Options::full()
+            };
+            let v = parsed.check_with(opts);
+            (v.stats.states, v.stats.transitions)
+        }
+        Tool::Stateright => match bench {
+            Bench::M1 => sr::check_until(sr::LostUpdate(n), target),
+            Bench::M2 => sr::check_until(sr::Optimistic(n), target),
+            Bench::M3 => sr::check_until(sr::BlockingLock(n), target),
+            Bench::M4a => sr::check_until(sr::TtlLock::new(n, M4A_TIMES), target),
+            Bench::M4b => sr::check_until(sr::TtlLock::new(n, M4B_TIMES), target),
+        },
+        other => panic!("{} has no rate run", other.key()),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let peak = status_kib("VmHWM:")
+        .zip(rss_before)
+        .map_or("-".to_string(), |(p, b)| p.saturating_sub(b).to_string());
+    println!("RESULT\t{count}\t{seconds}\t{peak}\t0\t{seconds}\t{transitions}");
+}
+
+/// The tools a rate run compares: raw speed, one thread, no reductions.
+const RATE_TOOLS: [Tool; 3] = [
+    Tool::InterlockFullPrints,
+    Tool::InterlockFull,
+    Tool::Stateright,
+];
+
+/// The N of a rate run unless `--rate=N` says otherwise: the issue's raw-speed target is
+/// stated for M2 at N = 7, where no tool finishes within a minute.
+const RATE_N: usize = 7;
+
+/// How many distinct states each tool of a rate run finds, unless `--states=K` says.
+const RATE_STATES: usize = 20_000_000;
+
+/// Raw speed where a full search is out of reach: interlock searches breadth-first until it
+/// has found `target` distinct states, Stateright until it has taken as many transitions as
+/// interlock's first run did (so both cover the same first layers), and the rates of
+/// distinct states are compared.
+fn rate_table(bench: Bench, n: usize, target: usize, limit: Duration) {
+    println!(
+        "\n{} at N = {n}: time to find {target} distinct states, breadth-first, no \
+         reductions, one thread (limit {} s)",
+        bench.key(),
+        limit.as_secs()
+    );
+    println!(
+        "{:<20} {:>12} {:>12} {:>8} {:>12} {:>10} {:>8}",
+        "tool", "states", "transitions", "s", "states/s", "peak MiB", "B/state"
+    );
+    let (mut rates, mut taken) = (Vec::new(), None);
+    for tool in RATE_TOOLS {
+        let goal = match tool {
+            Tool::Stateright => match taken {
+                Some(t) => t,
+                None => {
+                    println!("{:<20} skipped: no interlock run to match", tool.key());
+                    continue;
+                }
+            },
+            _ => target,
+        };
+        let args = [
+            "--child-rate".to_string(),
+            bench.key().to_string(),
+            tool.key().to_string(),
+            n.to_string(),
+            goal.to_string(),
+        ];
+        // Process start and parsing come before the timed search: allow a little for them.
+        let m = match spawn_child(&args, limit + Duration::from_secs(2)) {
+            Ok(Some(m)) if m.seconds <= limit.as_secs_f64() => m,
+            Ok(_) => {
+                println!("{:<20} over the limit", tool.key());
+                continue;
+            }
+            Err(e) => {
+                println!("{:<20} {e}", tool.key());
+                continue;
+            }
+        };
+        let rate = m.count as f64 / m.seconds;
+        let kib = m.peak_kib.unwrap_or(0);
+        let transitions: usize = m.verdict.parse().unwrap_or(0);
+        taken = taken.or(Some(transitions));
+        println!(
+            "{:<20} {:>12} {:>12} {:>8.1} {:>12.0} {:>10} {:>8.1}",
+            tool.key(),
+            m.count,
+            transitions,
+            m.seconds,
+            rate,
+            kib / 1024,
+            kib as f64 * 1024.0 / m.count.max(1) as f64
+        );
+        rates.push((tool, rate));
+    }
+    let of = |t: Tool| rates.iter().find(|(u, _)| *u == t).map(|(_, r)| *r);
+    if let Some(sr) = of(Tool::Stateright) {
+        for tool in [Tool::InterlockFullPrints, Tool::InterlockFull] {
+            if let Some(r) = of(tool) {
+                println!(
+                    "{} / stateright-bfs, states per second: {:.2}×",
+                    tool.key(),
+                    r / sr
+                );
+            }
+        }
+    }
+}
+
 /// How long a run must take before one run is timed alone.
 const SHORT_RUN: f64 = 0.05;
 
@@ -1266,20 +1418,32 @@ enum Run {
 
 /// Runs one tool-run in a child process, killed once `limit` has passed.
 fn run_child(bench: Bench, tool: Tool, n: usize, limit: Duration) -> Run {
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return Run::Error(format!("cannot find this binary: {e}")),
-    };
-    let spawned = Command::new(exe)
-        .args(["--child", bench.key(), tool.key(), &n.to_string()])
+    let args = [
+        "--child".to_string(),
+        bench.key().to_string(),
+        tool.key().to_string(),
+        n.to_string(),
+    ];
+    // Process start and parsing come before the timed check: allow a little for them.
+    match spawn_child(&args, limit + Duration::from_secs(2)) {
+        Ok(Some(m)) if m.seconds > limit.as_secs_f64() => Run::TimedOut,
+        Ok(Some(m)) => Run::Done(m),
+        Ok(None) => Run::TimedOut,
+        Err(e) => Run::Error(e),
+    }
+}
+
+/// Runs this binary with `args` and reads the result line it prints; `None` when it was
+/// killed after `allowed`.
+fn spawn_child(args: &[String], allowed: Duration) -> Result<Option<Measured>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let mut child = Command::new(exe)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => return Run::Error(format!("cannot start a run: {e}")),
-    };
+        .spawn()
+        .map_err(|e| format!("cannot start a run: {e}"))?;
     // Drain both pipes while the child runs, so a chatty tool never blocks on a full pipe.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -1292,8 +1456,7 @@ fn run_child(bench: Bench, tool: Tool, n: usize, limit: Duration) -> Run {
     };
     let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
     let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    // Process start and parsing come before the timed check: allow a little for them.
-    let deadline = Instant::now() + limit + Duration::from_secs(2);
+    let deadline = Instant::now() + allowed;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
@@ -1303,7 +1466,7 @@ fn run_child(bench: Bench, tool: Tool, n: usize, limit: Duration) -> Run {
                 break None;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Run::Error(format!("cannot wait for a run: {e}")),
+            Err(e) => return Err(format!("cannot wait for a run: {e}")),
         }
     };
     let (out, err) = (
@@ -1311,12 +1474,12 @@ fn run_child(bench: Bench, tool: Tool, n: usize, limit: Duration) -> Run {
         err.join().unwrap_or_default(),
     );
     let Some(status) = status else {
-        return Run::TimedOut;
+        return Ok(None);
     };
     let line = out.lines().find_map(|l| l.strip_prefix("RESULT\t"));
     let Some(fields) = line.map(|l| l.splitn(6, '\t').collect::<Vec<_>>()) else {
         let why = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        return Run::Error(format!("error ({status}): {why}"));
+        return Err(format!("error ({status}): {why}"));
     };
     let measured = (|| {
         Some(Measured {
@@ -1329,11 +1492,9 @@ fn run_child(bench: Bench, tool: Tool, n: usize, limit: Duration) -> Run {
             verdict: fields.get(5)?.to_string(),
         })
     })();
-    match measured {
-        Some(m) if m.seconds > limit.as_secs_f64() => Run::TimedOut,
-        Some(m) => Run::Done(m),
-        None => Run::Error(format!("unreadable result: {line:?}")),
-    }
+    measured
+        .map(Some)
+        .ok_or_else(|| format!("unreadable result: {line:?}"))
 }
 
 /// One run, or the median of three (by time) when it takes less than a second.
@@ -1628,6 +1789,18 @@ fn main() {
         child(bench, tool, n);
         return;
     }
+    if args.first().map(String::as_str) == Some("--child-rate") {
+        let bench = args.get(1).and_then(|k| Bench::from_key(k));
+        let tool = args.get(2).and_then(|k| Tool::from_key(k));
+        let n = args.get(3).and_then(|n| n.parse().ok());
+        let target = args.get(4).and_then(|s| s.parse().ok());
+        let (Some(bench), Some(tool), Some(n), Some(target)) = (bench, tool, n, target) else {
+            eprintln!("usage: compare --child-rate MODEL TOOL N STATES");
+            std::process::exit(2);
+        };
+        child_rate(bench, tool, n, target);
+        return;
+    }
     if args.iter().any(|a| a == "--write-models") {
         if let Err(e) = write_models() {
             eprintln!("cannot write the models: {e}");
@@ -1665,6 +1838,28 @@ fn main() {
         return;
     }
     let limit = limit_from_env();
+    if let Some(rate) = args.iter().find_map(|a| a.strip_prefix("--rate")) {
+        let n = match rate.strip_prefix('=') {
+            None if rate.is_empty() => RATE_N,
+            Some(n) if n.parse::<usize>().is_ok_and(|n| n >= 2) => n.parse().unwrap_or(RATE_N),
+            _ => {
+                eprintln!("usage: --rate or --rate=N (N at least 2)");
+                std::process::exit(2);
+            }
+        };
+        let target = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--states="))
+            .map_or(Some(RATE_STATES), |k| k.parse().ok().filter(|&k| k > 0));
+        let Some(target) = target else {
+            eprintln!("usage: --states=K (K at least 1)");
+            std::process::exit(2);
+        };
+        for bench in benches {
+            rate_table(bench, n, target, limit);
+        }
+        return;
+    }
     println!(
         "interlock vs Stateright, loom, shuttle — limit {} s per run, N = 2..10, then ×1.5 \
          up to {MAX_N} for the models that hold",

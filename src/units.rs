@@ -21,7 +21,7 @@ fn scaled(text: &str, units: &[(&str, u64)], base: &str, hint: &str) -> Result<u
     let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     let (number, unit) = t.split_at(digits);
     let bad = |why: &str| format!("{why}; write it as {hint}");
-    if number.is_empty() {
+    if number.is_empty() || unit.starts_with(['.', ',']) {
         return Err(bad("expected a whole number, at least 0"));
     }
     let factor = match unit.trim() {
@@ -55,6 +55,9 @@ mod tests {
         }
         assert!(seconds("99999999999999999999").is_err());
         assert!(seconds("9999999999999999999h").is_err());
+        assert!(seconds("1.5m")
+            .unwrap_err()
+            .starts_with("expected a whole number"));
     }
 
     #[test]

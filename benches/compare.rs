@@ -841,9 +841,19 @@ mod sr {
         BfsComplete,
         /// Depth-first with the symmetry reduction, stopping at the first violation.
         DfsSymmetry,
+        /// Breadth-first until it has taken this many transitions (what its "state count"
+        /// counts; it looks between blocks of 1,500 states, so it may take a few more).
+        BfsUntil(usize),
     }
 
-    fn summary<M, C>(c: &C, names: &[&'static str]) -> (usize, String)
+    /// What a check found: unique states, transitions taken, the verdict.
+    pub struct Found {
+        pub states: usize,
+        pub transitions: usize,
+        pub verdict: String,
+    }
+
+    fn summary<M, C>(c: &C, names: &[&'static str]) -> Found
     where
         M: Model,
         M::State: Clone + PartialEq,
@@ -861,30 +871,16 @@ mod sr {
         } else {
             format!("violated {}", violated.join(", "))
         };
-        (c.unique_state_count(), verdict)
+        Found {
+            states: c.unique_state_count(),
+            transitions: c.state_count(),
+            verdict,
+        }
     }
 
-    /// Breadth-first until it has taken `target` transitions (what its "state count"
-    /// counts; it looks between blocks of 1,500 states, so it may take a few more): the
-    /// unique states found and the transitions taken.
-    pub fn check_until<M>(model: M, target: usize) -> (usize, usize)
-    where
-        M: Model + Send + Sync + 'static,
-        M::State: Hash + Send + Sync + Clone + PartialEq + Debug + 'static,
-        M::Action: Clone + PartialEq + Debug,
-    {
-        let c = model
-            .checker()
-            .finish_when(HasDiscoveries::AnyFailures)
-            .target_state_count(target)
-            .spawn_bfs()
-            .join();
-        (c.unique_state_count(), c.state_count())
-    }
-
-    /// Unique states and the verdict. Every property here is an `always`: a discovery is a
-    /// violation.
-    pub fn check<M>(model: M, how: How) -> (usize, String)
+    /// Checks `model` the way `how` says. Every property here is an `always`: a discovery
+    /// is a violation.
+    pub fn check<M>(model: M, how: How) -> Found
     where
         M: Model + Send + Sync + 'static,
         M::State: Hash + Send + Sync + Clone + PartialEq + Debug + Representative + 'static,
@@ -914,11 +910,19 @@ mod sr {
                     .join();
                 summary(&c, &names)
             }
+            How::BfsUntil(transitions) => {
+                let c = builder
+                    .finish_when(HasDiscoveries::AnyFailures)
+                    .target_state_count(transitions)
+                    .spawn_bfs()
+                    .join();
+                summary(&c, &names)
+            }
         }
     }
 }
 
-fn stateright(bench: Bench, n: usize, how: sr::How) -> (usize, String) {
+fn stateright(bench: Bench, n: usize, how: sr::How) -> sr::Found {
     match bench {
         Bench::M1 => sr::check(sr::LostUpdate(n), how),
         Bench::M2 => sr::check(sr::Optimistic(n), how),
@@ -1248,13 +1252,10 @@ fn child_rate(bench: Bench, tool: Tool, n: usize, target: usize) {
             let v = parsed.check_with(opts);
             (v.stats.states, v.stats.transitions)
         }
-        Tool::Stateright => match bench {
-            Bench::M1 => sr::check_until(sr::LostUpdate(n), target),
-            Bench::M2 => sr::check_until(sr::Optimistic(n), target),
-            Bench::M3 => sr::check_until(sr::BlockingLock(n), target),
-            Bench::M4a => sr::check_until(sr::TtlLock::new(n, M4A_TIMES), target),
-            Bench::M4b => sr::check_until(sr::TtlLock::new(n, M4B_TIMES), target),
-        },
+        Tool::Stateright => {
+            let found = stateright(bench, n, sr::How::BfsUntil(target));
+            (found.states, found.transitions)
+        }
         other => panic!("{} has no rate run", other.key()),
     };
     let seconds = started.elapsed().as_secs_f64();
@@ -1401,8 +1402,14 @@ fn run_tool(bench: Bench, tool: Tool, n: usize, parsed: &interlock::Model) -> (u
             let v = parsed.check_with(opts);
             (v.stats.states, v.summary())
         }
-        Tool::Stateright => stateright(bench, n, sr::How::Bfs),
-        Tool::StaterightSymmetry => stateright(bench, n, sr::How::DfsSymmetry),
+        Tool::Stateright | Tool::StaterightSymmetry => {
+            let how = match tool {
+                Tool::Stateright => sr::How::Bfs,
+                _ => sr::How::DfsSymmetry,
+            };
+            let found = stateright(bench, n, how);
+            (found.states, found.verdict)
+        }
         Tool::Loom => real(bench, n, true),
         Tool::Shuttle => real(bench, n, false),
     }
@@ -1577,7 +1584,7 @@ fn state_count_check(benches: &[Bench]) -> (String, bool) {
                     .unwrap_or_else(|e| panic!("{e}"))
             };
             let (all, checked) = (full(&plain), full(&text));
-            let (sr_states, _) = stateright(bench, n, sr::How::BfsComplete);
+            let sr_states = stateright(bench, n, sr::How::BfsComplete).states;
             let equal = all.stats.states == sr_states;
             all_equal &= equal;
             let same = if equal { "equal" } else { "DIFFER" };

@@ -44,11 +44,16 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(seconds("90"), Ok(90));
-        assert_eq!(seconds("90s"), Ok(90));
-        assert_eq!(seconds("10m"), Ok(600));
-        assert_eq!(seconds("2h"), Ok(7200));
-        assert_eq!(seconds("0"), Ok(0));
+        let good = [
+            ("90", 90),
+            ("90s", 90),
+            ("10m", 600),
+            ("2h", 7200),
+            ("0", 0),
+        ];
+        for (text, secs) in good {
+            assert_eq!(seconds(text), Ok(secs), "{text}");
+        }
         for bad in ["", "s", "-5", "1.5", "10 minutes", "5ms", "1d"] {
             let e = seconds(bad).unwrap_err();
             assert!(e.contains("`90s`"), "{bad}: {e}");
@@ -62,11 +67,16 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(mebibytes("512"), Ok(512));
-        assert_eq!(mebibytes("512MiB"), Ok(512));
-        assert_eq!(mebibytes("512M"), Ok(512));
-        assert_eq!(mebibytes("2GiB"), Ok(2048));
-        assert_eq!(mebibytes("2G"), Ok(2048));
+        let good = [
+            ("512", 512),
+            ("512MiB", 512),
+            ("512M", 512),
+            ("2GiB", 2048),
+            ("2G", 2048),
+        ];
+        for (text, mib) in good {
+            assert_eq!(mebibytes(text), Ok(mib), "{text}");
+        }
         let e = mebibytes("2GB").unwrap_err();
         assert!(e.contains("unknown unit `GB`") && e.contains("2GiB"), "{e}");
         assert!(mebibytes("-1").is_err());

@@ -100,6 +100,10 @@ struct SearchArgs {
     /// the chance of a missed state is printed).
     #[arg(long)]
     fingerprints: bool,
+    /// Do not remember process steps by what they read. The memo is a cache: the same states,
+    /// verdicts and traces come out without it, more slowly
+    #[arg(long)]
+    no_step_memo: bool,
     /// Search depth-first: far less memory (with --fingerprints, the visited set and one path),
     /// but the counterexample is not the shortest. Safety only: models with liveness
     /// properties are searched breadth-first.
@@ -141,6 +145,7 @@ impl SearchArgs {
             threads: threads.max(1),
             fingerprints: self.fingerprints,
             dfs: self.dfs,
+            step_memo: !self.no_step_memo,
         }
     }
 }

@@ -97,6 +97,19 @@ pub fn successors_except(
     skip: &[bool],
     out: &mut Vec<(Choice, State)>,
 ) -> usize {
+    let mut silent = observe::Silent;
+    successors_stepping(m, s, skip, out, |pid| step::step(m, s, pid, &mut silent))
+}
+
+/// [`successors_except`] with the processes' steps taken by `step`, which must give what
+/// [`step::step`] gives (the explorer's step memo, `explore::memo`, answers from memory).
+pub fn successors_stepping(
+    m: &Model,
+    s: &State,
+    skip: &[bool],
+    out: &mut Vec<(Choice, State)>,
+    mut step: impl FnMut(Pid) -> Option<State>,
+) -> usize {
     out.clear();
     let mut silent = observe::Silent;
     let skipped = |p: usize| skip.get(p).copied().unwrap_or(false);
@@ -105,7 +118,7 @@ pub fn successors_except(
         if skipped(p) {
             continue;
         }
-        if let Some(n) = step::step(m, s, pid, &mut silent) {
+        if let Some(n) = step(pid) {
             out.push((Choice::Proc(pid), n));
         }
     }

@@ -6,6 +6,7 @@ mod chunked;
 mod dead;
 mod dfs;
 mod liveness;
+pub mod memo;
 mod parallel;
 mod por;
 mod prints;
@@ -44,6 +45,10 @@ pub struct Options {
     /// Search depth-first: memory for the visited set and one path; counterexamples are not
     /// the shortest. Models with liveness properties are searched breadth-first regardless.
     pub dfs: bool,
+    /// Remember process steps by what they read and hand them out again (docs/explorer.md,
+    /// "The step memo"). A cache: states, verdicts and traces are the same without it. On by
+    /// default, in every search; off only to compare.
+    pub step_memo: bool,
 }
 
 impl Default for Options {
@@ -57,6 +62,7 @@ impl Default for Options {
             threads: 1,
             fingerprints: false,
             dfs: false,
+            step_memo: true,
         }
     }
 }

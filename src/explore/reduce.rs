@@ -4,11 +4,12 @@
 //! liveness properties.
 
 use super::dead::Dead;
+use super::memo::{Context, Memo};
 use super::por::Por;
 use super::properties::Failure;
 use super::symmetry::{OwnHashes, Symmetry};
 use super::{Options, Outcome, Stats};
-use crate::exec::{apply, observe, successors, successors_except, Choice};
+use crate::exec::{apply, observe, successors, successors_except, successors_stepping, Choice};
 use crate::ir::Model;
 use crate::world::permute::Perm;
 use crate::world::State;
@@ -19,6 +20,7 @@ pub struct Reducer<'m> {
     dead: Option<Dead>,
     sym: Option<Symmetry>,
     por: Option<Por>,
+    memo: bool,
 }
 
 /// What an expansion found besides the transitions.
@@ -53,6 +55,7 @@ pub struct Scratch {
     mirrors: Vec<bool>,
     full: Vec<(Choice, State)>,
     known: OwnHashes,
+    memo: Memo,
 }
 
 impl<'m> Reducer<'m> {
@@ -64,6 +67,7 @@ impl<'m> Reducer<'m> {
             dead: (opts.dead_locals && !live).then(|| Dead::of(m)).flatten(),
             sym: (opts.symmetry && !live).then(|| Symmetry::of(m)).flatten(),
             por: (opts.por && !live).then(|| Por::of(m)).flatten(),
+            memo: opts.step_memo,
         }
     }
 
@@ -114,7 +118,14 @@ impl<'m> Reducer<'m> {
         if let Some(sym) = &self.sym {
             sym.mirrors(s, &mut sc.mirrors);
         }
-        let progress = successors_except(self.m, s, &sc.mirrors, &mut sc.full);
+        let progress = if self.memo {
+            let (cx, memo, dead) = (Context::of(s), &mut sc.memo, self.dead.as_ref());
+            successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
+                memo.step_clearing(self.m, s, &cx, pid, dead)
+            })
+        } else {
+            successors_except(self.m, s, &sc.mirrors, &mut sc.full)
+        };
         let ample = match &self.por {
             Some(p) if reduce => p.ample(self.m, s, &sc.full),
             _ => None,

@@ -591,27 +591,17 @@ impl Pack for State {
 }
 
 impl State {
-    /// Packs what lies between the processes and the database. Named in full (no `..`): a
-    /// new field is a compile error here until it is packed.
+    /// Packs what lies between the processes and the database: `State::rest`, which names
+    /// every field, so that a new one is a compile error there until it is placed.
     #[inline]
     fn put_world(&self, out: &mut Vec<u8>) {
-        let State {
-            procs: _,
-            redis,
-            primary,
-            epochs,
-            mutexes,
-            ghosts,
-            faults_used,
-            clock,
-            db: _,
-        } = self;
-        redis.put(out);
-        primary.put(out);
-        epochs.put(out);
-        mutexes.put(out);
-        ghosts.put(out);
-        faults_used.put(out);
+        let (redis, primary, epochs, mutexes, ghosts, faults_used, clock) = self.rest();
+        put_list(redis, out);
+        put_list(primary, out);
+        put_list(epochs, out);
+        put_list(mutexes, out);
+        put_list(ghosts, out);
+        put_list(faults_used, out);
         clock.put(out);
     }
 

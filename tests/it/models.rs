@@ -210,8 +210,8 @@ fn rust_code_can_declare_a_liveness_property() {
 
 /// Issue 5's rule: reductions, fingerprints and threads never change a verdict. Every model
 /// (every flavour it names) is checked with no reduction and with each option; the verdict,
-/// the length of the counterexample and its context switches agree, and more threads give
-/// the byte-identical trace.
+/// the length of the counterexample and its context switches agree, and more threads and
+/// the step memo off give the byte-identical trace.
 #[test]
 fn reductions_stores_and_threads_never_change_a_verdict() {
     let text = |v: &interlock::Verdict| {
@@ -259,6 +259,15 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
             });
             assert_eq!(text(&reduced), text(&two), "{name}: threads");
             assert_eq!(reduced.stats, two.stats, "{name}: threads");
+            // The step memo is a cache: the same states and the same bytes without it.
+            for (with, opts) in [(&reduced, Options::default()), (&full, Options::full())] {
+                let plain = m.check_with(Options {
+                    step_memo: false,
+                    ..opts
+                });
+                assert_eq!(text(with), text(&plain), "{name}: step memo");
+                assert_eq!(with.stats, plain.stats, "{name}: step memo");
+            }
             let dfs = m.check_with(Options {
                 dfs: true,
                 fingerprints: true,
@@ -383,6 +392,36 @@ fn remembered_property_verdicts_are_the_checked_ones() {
         remembered > 1000,
         "the checker remembered only {remembered} verdicts"
     );
+}
+
+/// The step memo answers only for a process alone with the world, and then what the step
+/// itself gives: on every state every built-in model reaches, for every process, with one
+/// memo per model so that later states meet what earlier ones left.
+#[test]
+fn remembered_steps_are_the_steps() {
+    use interlock::exec::{observe::Silent, step::step};
+    use interlock::explore::memo::{Context, Memo};
+    use interlock::world::value::Pid;
+    let mut served = 0;
+    for (path, variant) in all_variants() {
+        let m = variant.ir();
+        let mut memo = Memo::default();
+        walk(m, &mut |s, _| {
+            let cx = Context::of(s);
+            for p in 0..s.procs.len() {
+                let pid = Pid(p as u16);
+                let want = step(m, s, pid, &mut Silent);
+                assert_eq!(
+                    memo.step(m, s, &cx, pid),
+                    want,
+                    "{}: {pid:?}",
+                    path.display()
+                );
+            }
+        });
+        served += memo.served();
+    }
+    assert!(served > 10_000, "the memo answered only {served} steps");
 }
 
 /// Every state the built-in models reach (the first few thousand of each, every flavour)

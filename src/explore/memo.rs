@@ -1,0 +1,239 @@
+//! Process steps remembered by what they read (docs/explorer.md, "The step memo").
+//!
+//! While no other process holds a database transaction or waits, a process's step reads
+//! only its own state, the database and the rest of the world (Redis, mutexes, ghosts,
+//! time), and writes only those. The same process in the same own state on the same world
+//! then takes the same step, whatever the other processes are doing, and a search meets that
+//! situation over and over: N clients give N-fold more states than distinct (client, world)
+//! pairs. The memo keeps, per expanding thread, the step's result for such a pair and hands
+//! it out again instead of running the step. It is a cache, not a reduction: every state,
+//! verdict and trace is the same with it and without it (tests compare every model).
+//!
+//! Entries are found by a hash of the process's and the world's values and compared by value,
+//! which costs far less than a step; a value shared with the entry (the usual case: a
+//! successor shares every part its step left alone) is equal without a look.
+
+use super::dead::Dead;
+use crate::exec::observe::Silent;
+use crate::exec::step;
+use crate::ir::Model;
+use crate::world::process::{Proc, Status};
+use crate::world::shared::Shared;
+use crate::world::value::Pid;
+use crate::world::State;
+use std::hash::{Hash, Hasher};
+
+/// Slots of a memo's first table, and most slots: an entry each, chosen by a hash of what
+/// the step reads. A table that has taken four times as many entries as it has slots is
+/// replaced by one four times larger (a small search does not pay for a large one).
+const FIRST_SLOTS: usize = 1 << 6;
+const MAX_SLOTS: usize = 1 << 12;
+
+/// One thread's remembered steps.
+#[derive(Default)]
+pub struct Memo {
+    slots: Vec<Option<Box<Entry>>>,
+    /// Entries written into the current table.
+    written: usize,
+    /// Steps handed out from memory.
+    served: usize,
+}
+
+/// A step of `pid` from its own state `proc` on the world `before`, and what it made.
+struct Entry {
+    pid: Pid,
+    proc: Shared<Proc>,
+    /// The world before the step: a state without processes.
+    before: State,
+    /// The process after the step (its dead locals already reset when that reduction is on).
+    after_proc: Shared<Proc>,
+    /// The world after the step: a state without processes.
+    after: State,
+}
+
+/// What the memo needs to know of the state being expanded, computed once for all of its
+/// processes.
+pub struct Context {
+    /// The processes that hold a transaction or wait: `None` when more than one does.
+    engaged: Option<Option<Pid>>,
+    /// A hash of the world's value.
+    world: u64,
+}
+
+impl Context {
+    #[must_use]
+    pub fn of(s: &State) -> Self {
+        let mut engaged = Some(None);
+        for (i, p) in s.procs.iter().enumerate() {
+            if p.txn.is_some() || matches!(p.status, Status::Waiting(_)) {
+                engaged = match engaged {
+                    Some(None) => Some(Some(Pid(i as u16))),
+                    _ => None,
+                };
+            }
+        }
+        let mut h = rustc_hash::FxHasher::default();
+        s.hash_world(&mut h);
+        Context {
+            engaged,
+            world: h.finish(),
+        }
+    }
+
+    /// Whether a step of `pid` depends on nothing but `pid`'s state and the world: no other
+    /// process holds a transaction (snapshots, row locks, pending changes) or waits (lock
+    /// grants, deadlock cycles).
+    #[must_use]
+    pub fn alone(&self, pid: Pid) -> bool {
+        matches!(self.engaged, Some(None)) || self.engaged == Some(Some(pid))
+    }
+}
+
+impl Memo {
+    /// The step of `pid` in `s`, as `step::step` gives it, from the memo when it holds it.
+    pub fn step(&mut self, m: &Model, s: &State, cx: &Context, pid: Pid) -> Option<State> {
+        self.step_clearing(m, s, cx, pid, None)
+    }
+
+    /// How many steps it has handed out from memory.
+    #[must_use]
+    pub fn served(&self) -> usize {
+        self.served
+    }
+
+    /// [`Memo::step`], with the stepping process's dead locals reset when `dead` is given.
+    pub(super) fn step_clearing(
+        &mut self,
+        m: &Model,
+        s: &State,
+        cx: &Context,
+        pid: Pid,
+        dead: Option<&Dead>,
+    ) -> Option<State> {
+        if !cx.alone(pid) {
+            return step::step(m, s, pid, &mut Silent);
+        }
+        let i = pid.index();
+        let slot = slot_of(cx, pid, &s.procs[i], self.slots.len());
+        if let Some(e) = self.slots.get(slot).and_then(Option::as_deref) {
+            if e.pid == pid && same(&e.proc, &s.procs[i]) && e.before.same_world(s) {
+                self.served += 1;
+                return Some(e.successor(s, i));
+            }
+        }
+        let mut n = step::step(m, s, pid, &mut Silent)?;
+        // The guard says no other process can change; a step that did is not remembered.
+        let others_kept = (0..s.procs.len())
+            .filter(|&j| j != i)
+            .all(|j| Shared::same(&s.procs[j], &n.procs[j]));
+        debug_assert!(others_kept, "a step alone changed another process");
+        if !others_kept {
+            return Some(n);
+        }
+        if let Some(dead) = dead {
+            dead.clear(m, &mut n);
+        }
+        let entry = Entry {
+            pid,
+            proc: s.procs[i].clone(),
+            before: s.world(),
+            after_proc: n.procs[i].clone(),
+            after: n.world(),
+        };
+        self.remember(entry, cx);
+        Some(n)
+    }
+
+    fn remember(&mut self, e: Entry, cx: &Context) {
+        let full = self.written >= 4 * self.slots.len();
+        if full && self.slots.len() < MAX_SLOTS {
+            let slots = (4 * self.slots.len()).clamp(FIRST_SLOTS, MAX_SLOTS);
+            self.slots = (0..slots).map(|_| None).collect();
+            self.written = 0;
+        }
+        let slot = slot_of(cx, e.pid, &e.proc, self.slots.len());
+        self.slots[slot] = Some(Box::new(e));
+        self.written += 1;
+    }
+}
+
+impl Entry {
+    /// The successor of `s` (whose world and process `i` are this entry's `before`).
+    fn successor(&self, s: &State, i: usize) -> State {
+        let mut procs = s.procs.clone();
+        procs[i] = self.after_proc.clone();
+        State {
+            procs,
+            ..self.after.clone()
+        }
+    }
+}
+
+/// Whether two shared values are equal: the one value, or equal values.
+fn same<T: PartialEq>(a: &Shared<T>, b: &Shared<T>) -> bool {
+    Shared::same(a, b) || **a == **b
+}
+
+/// The slot of a step of `pid` from `proc` in a table of `slots` (a power of two, or 0).
+fn slot_of(cx: &Context, pid: Pid, proc: &Proc, slots: usize) -> usize {
+    let mut h = rustc_hash::FxHasher::default();
+    (cx.world, pid.0, proc).hash(&mut h);
+    // FxHash mixes its high bits best.
+    (h.finish() >> 32) as usize & slots.wrapping_sub(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cas_model(clients: usize, txn: bool) -> crate::Model {
+        let body = if txn {
+            "begin\n  select stock from sku where id = 1 for update into $s\n  \
+             update sku set stock = $s - 1 where id = 1\n  commit"
+        } else {
+            "select stock from sku where id = 1 into $s\n  \
+             update sku set stock = $s - 1 where id = 1 and stock = $s into $n"
+        };
+        let text = format!(
+            "model \"memo\"\nabout \"Two clients buy from one row.\"\ndb postgres isolation read_committed\n\
+             table sku (id int primary key, stock int)\nrow sku (1, 5)\n\
+             process client[{clients}] {{\n  {body}\n}}\n\
+             invariant never_negative: sku[1].stock >= 0\nexpect holds\n"
+        );
+        crate::Model::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    /// A step met again on the same world is handed out, sharing what the first one made.
+    #[test]
+    fn a_step_alone_is_remembered() {
+        let model = cas_model(2, false);
+        let m = model.ir();
+        let s = State::initial(m);
+        let (cx, mut memo) = (Context::of(&s), Memo::default());
+        let first = memo.step(m, &s, &cx, Pid(0)).expect("enabled");
+        let again = memo.step(m, &s, &cx, Pid(0)).expect("enabled");
+        assert_eq!(first, again);
+        assert!(Shared::same(&first.procs[0], &again.procs[0]));
+        assert_eq!(memo.served(), 1);
+    }
+
+    /// While another process holds a transaction (its row lock, its snapshot), a step is
+    /// run every time, never remembered.
+    #[test]
+    fn a_step_beside_an_open_transaction_is_not_remembered() {
+        let model = cas_model(2, true);
+        let m = model.ir();
+        let mut s = State::initial(m);
+        // Client 1 begins and locks the row.
+        while s.procs[1].txn.is_none() || s.db.tables[0][0].locks.held.is_empty() {
+            s = step::step(m, &s, Pid(1), &mut Silent).expect("client 1 steps");
+        }
+        let (cx, mut memo) = (Context::of(&s), Memo::default());
+        assert!(!cx.alone(Pid(0)));
+        for _ in 0..3 {
+            let got = memo.step(m, &s, &cx, Pid(0));
+            assert_eq!(got, step::step(m, &s, Pid(0), &mut Silent));
+        }
+        assert_eq!(memo.served(), 0);
+    }
+}

@@ -174,10 +174,11 @@ fn same<T: PartialEq>(a: &Shared<T>, b: &Shared<T>) -> bool {
     Shared::same(a, b) || **a == **b
 }
 
-/// The slot of a step of `pid` from `proc` in a table of `slots` (a power of two, or 0).
+/// The slot of a step of `pid` from `proc` in a table of `slots` (a power of two, or 0). It
+/// hashes what most tells a process's states apart; the entry is compared whole.
 fn slot_of(cx: &Context, pid: Pid, proc: &Proc, slots: usize) -> usize {
     let mut h = rustc_hash::FxHasher::default();
-    (cx.world, pid.0, proc).hash(&mut h);
+    (cx.world, pid.0, proc.pc, proc.status, &proc.locals).hash(&mut h);
     // FxHash mixes its high bits best.
     (h.finish() >> 32) as usize & slots.wrapping_sub(1)
 }

@@ -629,19 +629,26 @@ impl State {
     }
 }
 
-/// Packs states for one thread, copying the bytes of a process or database it packed last
-/// at the same place (the very same shared value) instead of packing it again: the
-/// successors of a state share all but one or two of its processes, and most share its
-/// database. The bytes are [`pack`]'s, byte for byte.
+/// Packs states for one thread, copying the bytes of a process or database it packed lately
+/// (the very same shared value) instead of packing it again: the successors of a state share
+/// all but one or two of its processes, and most share its database. The bytes are
+/// [`pack`]'s, byte for byte.
 #[derive(Default)]
 pub struct Packer {
-    /// Per process place, the process packed there last and where its bytes lie in `bytes`.
-    /// Holding the value keeps its address from being reused by another.
+    /// Processes packed lately, a slot each, chosen by where the process lies, with where
+    /// its bytes lie in `bytes`. Holding the value keeps its address from being reused by
+    /// another. (A slot for the process at each place kept too few: a successor's changed
+    /// process is one the step memo hands out again and again, at any place.)
     procs: Vec<Option<(Shared<Proc>, Range<usize>)>>,
-    db: Option<Shared<Db>>,
+    /// Databases packed lately, the same way, with their bytes in `db_bytes`.
+    dbs: Vec<Option<(Shared<Db>, Range<usize>)>>,
     db_bytes: Vec<u8>,
     bytes: Vec<u8>,
 }
+
+/// Slots of [`Packer::procs`] and of [`Packer::dbs`].
+const PACKED_PROCS: usize = 256;
+const PACKED_DBS: usize = 16;
 
 impl Packer {
     /// Appends the packed state to `out`: the bytes [`pack`] returns.
@@ -653,41 +660,42 @@ impl Packer {
             s.put(out);
             return;
         }
-        if self.procs.len() != s.procs.len() {
-            self.procs = vec![None; s.procs.len()];
-        }
-        if self.bytes.len() > 64 * (s.procs.len() + 16) {
-            // Stale bytes pile up behind the processes replaced: start again.
-            self.bytes.clear();
-            self.procs.iter_mut().for_each(|p| *p = None);
-        }
         put_varint(out, s.procs.len() as u64);
-        for (p, slot) in s.procs.iter().zip(&mut self.procs) {
-            match slot {
-                Some((known, at)) if Shared::same(known, p) => {
-                    out.extend_from_slice(&self.bytes[at.clone()]);
-                }
-                _ => {
-                    let start = out.len();
-                    p.put(out);
-                    let at = self.bytes.len()..self.bytes.len() + out.len() - start;
-                    self.bytes.extend_from_slice(&out[start..]);
-                    *slot = Some((p.clone(), at));
-                }
-            }
+        for p in &s.procs {
+            copy_or_put(&mut self.procs, PACKED_PROCS, &mut self.bytes, p, out);
         }
         s.put_world(out);
-        let db = &s.db;
-        if !self
-            .db
-            .as_ref()
-            .is_some_and(|known| Shared::same(known, db))
-        {
-            self.db_bytes.clear();
-            db.put(&mut self.db_bytes);
-            self.db = Some(db.clone());
+        copy_or_put(&mut self.dbs, PACKED_DBS, &mut self.db_bytes, &s.db, out);
+    }
+}
+
+/// Appends the bytes of `v` to `out`: copied from `bytes` when `known` holds `v` itself,
+/// else packed and remembered there.
+#[inline]
+fn copy_or_put<T: Pack>(
+    known: &mut Vec<Option<(Shared<T>, Range<usize>)>>,
+    slots: usize,
+    bytes: &mut Vec<u8>,
+    v: &Shared<T>,
+    out: &mut Vec<u8>,
+) {
+    if known.is_empty() || bytes.len() > 128 * slots {
+        // Stale bytes pile up behind the values replaced: start again.
+        known.clear();
+        known.resize_with(slots, || None);
+        bytes.clear();
+    }
+    // Two values lie at least 16 bytes apart: the lowest four bits say little.
+    let slot = &mut known[(Shared::addr(v) >> 4) % slots];
+    match slot {
+        Some((k, at)) if Shared::same(k, v) => out.extend_from_slice(&bytes[at.clone()]),
+        _ => {
+            let start = out.len();
+            v.put(out);
+            let at = bytes.len()..bytes.len() + out.len() - start;
+            bytes.extend_from_slice(&out[start..]);
+            *slot = Some((v.clone(), at));
         }
-        out.extend_from_slice(&self.db_bytes);
     }
 }
 

@@ -7,7 +7,7 @@
 //! INTERLOCK_BENCH_LIMIT=5 cargo bench --bench compare  # the limit per run, in seconds
 //! cargo bench --bench compare -- --write-models        # models/bench/m*.model from templates
 //! cargo bench --bench compare -- --rate m2             # raw speed: M2 at N = 7, 20 M states
-//! cargo bench --bench compare -- --rate=6 --states=1000000 m2
+//! cargo bench --bench compare -- --rate=6 --states=1000000 --rounds=5 m2
 //! ```
 //!
 //! Run as a test (`cargo test --benches`, no `--bench` argument), it only checks the committed
@@ -52,7 +52,10 @@
 //!   for M2 at N = 7): interlock, without reductions and with one thread, searches until it
 //!   has found 20 M distinct states (`--states=K`); Stateright's BFS then runs until it has
 //!   taken as many transitions (what its target counts), which covers the same first layers
-//!   to within a block of states. The table gives each tool's distinct states per second.
+//!   to within a block of states. The table gives each tool's distinct states per second,
+//!   in rounds (`--rounds=K`, default 3) that run every tool once, one after another; it
+//!   closes with each tool's median rate and interlock's ratio to Stateright per round and
+//!   the median of those ratios.
 //! - Each tool stops where it stops in use: interlock at the end of the BFS layer holding the
 //!   first violation, Stateright once it sees a violation (`HasDiscoveries::AnyFailures`,
 //!   looked at between batches of states, so it may go on past the first), loom and shuttle
@@ -1279,78 +1282,129 @@ const RATE_N: usize = 7;
 /// How many distinct states each tool of a rate run finds, unless `--states=K` says.
 const RATE_STATES: usize = 20_000_000;
 
+/// Rounds of a rate run unless `--rounds=K` says otherwise: each round runs every tool once,
+/// one after another, so that a ratio compares runs made close together on a noisy machine.
+const RATE_ROUNDS: usize = 3;
+
 /// Raw speed where a full search is out of reach: interlock searches breadth-first until it
 /// has found `target` distinct states, Stateright until it has taken as many transitions as
 /// interlock's first run did (so both cover the same first layers), and the rates of
-/// distinct states are compared.
-fn rate_table(bench: Bench, n: usize, target: usize, limit: Duration) {
+/// distinct states are compared, round by round; the medians close the table.
+fn rate_table(bench: Bench, n: usize, (target, rounds): (usize, usize), limit: Duration) {
     println!(
         "\n{} at N = {n}: time to find {target} distinct states, breadth-first, no \
-         reductions, one thread (limit {} s)",
+         reductions, one thread (limit {} s), {rounds} rounds",
         bench.key(),
         limit.as_secs()
     );
     println!(
-        "{:<20} {:>12} {:>12} {:>8} {:>12} {:>10} {:>8}",
-        "tool", "states", "transitions", "s", "states/s", "peak MiB", "B/state"
+        "{:<6} {:<20} {:>12} {:>12} {:>8} {:>12} {:>10} {:>8}",
+        "round", "tool", "states", "transitions", "s", "states/s", "peak MiB", "B/state"
     );
-    let (mut rates, mut taken) = (Vec::new(), None);
-    for tool in RATE_TOOLS {
-        let goal = match tool {
-            Tool::Stateright => match taken {
-                Some(t) => t,
-                None => {
-                    println!("{:<20} skipped: no interlock run to match", tool.key());
-                    continue;
-                }
-            },
-            _ => target,
-        };
-        let args = [
-            "--child-rate".to_string(),
-            bench.key().to_string(),
-            tool.key().to_string(),
-            n.to_string(),
-            goal.to_string(),
-        ];
-        // Process start and parsing come before the timed search: allow a little for them.
-        let m = match spawn_child(&args, limit + Duration::from_secs(2)) {
-            Ok(Some(m)) if m.seconds <= limit.as_secs_f64() => m,
-            Ok(_) => {
-                println!("{:<20} over the limit", tool.key());
-                continue;
-            }
-            Err(e) => {
-                println!("{:<20} {e}", tool.key());
-                continue;
-            }
-        };
-        let rate = m.count as f64 / m.seconds;
-        let kib = m.peak_kib.unwrap_or(0);
-        let transitions: usize = m.verdict.parse().unwrap_or(0);
-        taken = taken.or(Some(transitions));
-        println!(
-            "{:<20} {:>12} {:>12} {:>8.1} {:>12.0} {:>10} {:>8.1}",
-            tool.key(),
-            m.count,
-            transitions,
-            m.seconds,
-            rate,
-            kib / 1024,
-            kib as f64 * 1024.0 / m.count.max(1) as f64
-        );
-        rates.push((tool, rate));
-    }
-    let of = |t: Tool| rates.iter().find(|(u, _)| *u == t).map(|(_, r)| *r);
-    if let Some(sr) = of(Tool::Stateright) {
-        for tool in [Tool::InterlockFullPrints, Tool::InterlockFull] {
-            if let Some(r) = of(tool) {
+    let mut taken = None;
+    // Per round, the rate of each tool that finished.
+    let mut rates: Vec<Vec<(Tool, f64)>> = Vec::new();
+    for round in 1..=rounds {
+        let mut these = Vec::new();
+        for tool in RATE_TOOLS {
+            let goal = if tool == Tool::Stateright {
+                taken
+            } else {
+                Some(target)
+            };
+            let Some(goal) = goal else {
                 println!(
-                    "{} / stateright-bfs, states per second: {:.2}×",
-                    tool.key(),
-                    r / sr
+                    "{round:<6} {:<20} skipped: no interlock run to match",
+                    tool.key()
                 );
+                continue;
+            };
+            if let Some((rate, transitions)) = rate_run(bench, tool, n, goal, limit, round) {
+                taken = taken.or(Some(transitions));
+                these.push((tool, rate));
             }
+        }
+        rates.push(these);
+    }
+    rate_summary(&rates);
+}
+
+/// One timed run of a rate table, printed as a row: its rate of distinct states and the
+/// transitions it took, or `None` (said in the row) when it did not finish.
+fn rate_run(
+    bench: Bench,
+    tool: Tool,
+    n: usize,
+    goal: usize,
+    limit: Duration,
+    round: usize,
+) -> Option<(f64, usize)> {
+    let args = [
+        "--child-rate".to_string(),
+        bench.key().to_string(),
+        tool.key().to_string(),
+        n.to_string(),
+        goal.to_string(),
+    ];
+    // Process start and parsing come before the timed search: allow a little for them.
+    let m = match spawn_child(&args, limit + Duration::from_secs(2)) {
+        Ok(Some(m)) if m.seconds <= limit.as_secs_f64() => m,
+        Ok(_) => {
+            println!("{round:<6} {:<20} over the limit", tool.key());
+            return None;
+        }
+        Err(e) => {
+            println!("{round:<6} {:<20} {e}", tool.key());
+            return None;
+        }
+    };
+    let rate = m.count as f64 / m.seconds;
+    let kib = m.peak_kib.unwrap_or(0);
+    let transitions: usize = m.verdict.parse().unwrap_or(0);
+    println!(
+        "{round:<6} {:<20} {:>12} {:>12} {:>8.1} {:>12.0} {:>10} {:>8.1}",
+        tool.key(),
+        m.count,
+        transitions,
+        m.seconds,
+        rate,
+        kib / 1024,
+        kib as f64 * 1024.0 / m.count.max(1) as f64
+    );
+    Some((rate, transitions))
+}
+
+/// Each interlock store's rate over Stateright's, per round and the median of the rounds,
+/// and each tool's median rate.
+fn rate_summary(rates: &[Vec<(Tool, f64)>]) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let k = v.len() / 2;
+        match v.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(v[k]),
+            _ => Some((v[k - 1] + v[k]) / 2.0),
+        }
+    };
+    let of = |round: &[(Tool, f64)], t: Tool| round.iter().find(|(u, _)| *u == t).map(|p| p.1);
+    for tool in RATE_TOOLS {
+        let all: Vec<f64> = rates.iter().filter_map(|r| of(r, tool)).collect();
+        if let Some(m) = median(all) {
+            println!("{}: median {m:.0} states per second", tool.key());
+        }
+    }
+    for tool in [Tool::InterlockFullPrints, Tool::InterlockFull] {
+        let ratios: Vec<f64> = rates
+            .iter()
+            .filter_map(|r| Some(of(r, tool)? / of(r, Tool::Stateright)?))
+            .collect();
+        let each: Vec<String> = ratios.iter().map(|x| format!("{x:.2}×")).collect();
+        if let Some(m) = median(ratios.clone()) {
+            println!(
+                "{} / stateright-bfs, states per second: median {m:.2}× (rounds: {})",
+                tool.key(),
+                each.join(", ")
+            );
         }
     }
 }
@@ -1862,13 +1916,21 @@ fn main() {
             eprintln!("usage: --states=K (K at least 1)");
             std::process::exit(2);
         };
+        let rounds = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--rounds="))
+            .map_or(Some(RATE_ROUNDS), |k| k.parse().ok().filter(|&k| k > 0));
+        let Some(rounds) = rounds else {
+            eprintln!("usage: --rounds=K (K at least 1)");
+            std::process::exit(2);
+        };
         for bench in benches {
             if bench.violated() {
                 // Every tool stops at the first violation, within a few layers.
                 println!("\n{}: violated, no rate to measure", bench.key());
                 continue;
             }
-            rate_table(bench, n, target, limit);
+            rate_table(bench, n, (target, rounds), limit);
         }
         return;
     }

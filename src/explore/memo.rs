@@ -29,9 +29,15 @@ use std::hash::{Hash, Hasher};
 const FIRST_SLOTS: usize = 1 << 6;
 const MAX_SLOTS: usize = 1 << 12;
 
+/// States a thread expands before its memo starts: a small search ends before its steps
+/// repeat, and would only pay for the memo's entries.
+const WARM_UP: usize = 256;
+
 /// One thread's remembered steps.
 #[derive(Default)]
 pub struct Memo {
+    /// States expanded so far, up to [`WARM_UP`].
+    expanded: usize,
     slots: Vec<Option<Box<Entry>>>,
     /// Entries written into the current table.
     written: usize,
@@ -90,6 +96,13 @@ impl Context {
 }
 
 impl Memo {
+    /// Whether the memo should take the steps of the next state this thread expands: not
+    /// before it has expanded [`WARM_UP`] states.
+    pub fn warm(&mut self) -> bool {
+        self.expanded = (self.expanded + 1).min(WARM_UP + 1);
+        self.expanded > WARM_UP
+    }
+
     /// The step of `pid` in `s`, as `step::step` gives it, from the memo when it holds it.
     pub fn step(&mut self, m: &Model, s: &State, cx: &Context, pid: Pid) -> Option<State> {
         self.step_clearing(m, s, cx, pid, None)

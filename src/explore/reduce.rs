@@ -118,7 +118,7 @@ impl<'m> Reducer<'m> {
         if let Some(sym) = &self.sym {
             sym.mirrors(s, &mut sc.mirrors);
         }
-        let progress = if self.memo {
+        let progress = if self.memo && sc.memo.warm() {
             let (cx, memo, dead) = (Context::of(s), &mut sc.memo, self.dead.as_ref());
             successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
                 memo.step_clearing(self.m, s, &cx, pid, dead)

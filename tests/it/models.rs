@@ -282,7 +282,8 @@ fn reductions_stores_and_threads_never_change_a_verdict() {
 
 /// The parallel search merges each batch of a layer while other threads expand the next:
 /// on layers of many batches (the built-in models' are small), every thread count gives
-/// the same states, the same trace and the same bound as one thread.
+/// the same states, the same trace and the same bound as one thread, and so does the
+/// search without the step memo.
 #[test]
 fn threads_agree_on_layers_of_many_batches() {
     // The benchmark's optimistic model with 5 clients: 182,837 states, in layers of up to
@@ -330,6 +331,15 @@ fn threads_agree_on_layers_of_many_batches() {
         assert!(one.1.states > 9_000, "{one:?}");
         assert_eq!(one, two);
         assert_eq!(one, three);
+        // Large enough that the step memo is past its warm-up and answers most steps.
+        let [plain, ..] = runs(
+            m,
+            Options {
+                step_memo: false,
+                ..opts
+            },
+        );
+        assert_eq!(one, plain, "step memo");
     }
 }
 

@@ -646,8 +646,10 @@ pub struct Packer {
     bytes: Vec<u8>,
 }
 
-/// Slots of [`Packer::procs`] and of [`Packer::dbs`].
-const PACKED_PROCS: usize = 256;
+/// Slots of [`Packer::procs`] and of [`Packer::dbs`]. (256 process slots were too few for
+/// what recurs: whether two frequent processes shared a slot depended on where the allocator
+/// put them, and one run packed four times as many processes as another.)
+const PACKED_PROCS: usize = 1024;
 const PACKED_DBS: usize = 16;
 
 impl Packer {

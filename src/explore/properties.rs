@@ -4,7 +4,7 @@ use crate::exec::eval::{eval, Scope};
 use crate::ir::{Expr, Model, PropertyKind};
 use crate::world::db::Db;
 use crate::world::process::Status;
-use crate::world::shared::Shared;
+use crate::world::shared::{ByAddr, Shared};
 use crate::world::value::Pid;
 use crate::world::State;
 
@@ -68,39 +68,14 @@ fn runtime_errors(s: &State, out: &mut Vec<Failure>) {
 pub struct Checker {
     /// Every safety property is an invariant over the database and ghosts only.
     world_only: bool,
-    /// Worlds checked lately with the properties they break, a slot each, chosen by where
-    /// the database lies: successors alternate between a few databases (the one of the
-    /// state expanded, and those that steps made or the step memo handed out).
-    known: Vec<Option<(World, Vec<Failure>)>>,
+    /// Worlds checked lately, by their database: its ghosts, and the properties that world
+    /// breaks. Successors alternate between a few databases (the one of the state expanded,
+    /// and those that steps made or the step memo handed out).
+    known: ByAddr<Db, (Vec<i64>, Vec<Failure>)>,
 }
 
 /// Slots of [`Checker::known`].
 const KNOWN: usize = 16;
-
-/// What a world-only property reads.
-struct World {
-    db: Shared<Db>,
-    ghosts: Vec<i64>,
-}
-
-impl World {
-    fn of(s: &State) -> Self {
-        World {
-            db: s.db.clone(),
-            ghosts: s.ghosts.clone(),
-        }
-    }
-
-    /// Becomes the world of `s`, in the buffers it has.
-    fn set(&mut self, s: &State) {
-        self.db = s.db.clone();
-        self.ghosts.clone_from(&s.ghosts);
-    }
-
-    fn is(&self, s: &State) -> bool {
-        Shared::same(&self.db, &s.db) && self.ghosts == s.ghosts
-    }
-}
 
 impl Checker {
     #[must_use]
@@ -112,7 +87,7 @@ impl Checker {
         });
         Checker {
             world_only,
-            known: Vec::new(),
+            known: ByAddr::default(),
         }
     }
 
@@ -124,27 +99,29 @@ impl Checker {
             check(m, s, out);
             return false;
         }
-        if self.known.is_empty() {
-            self.known.resize_with(KNOWN, || None);
-        }
-        // Two databases lie at least 16 bytes apart: the lowest four bits say little.
-        let slot = &mut self.known[(Shared::addr(&s.db) >> 4) % KNOWN];
-        let remembered = slot.as_ref().is_some_and(|(w, _)| w.is(s));
-        match slot {
-            Some((w, fails)) if !remembered => {
-                w.set(s);
-                fails.clear();
-                properties(m, s, fails);
+        self.known.size(KNOWN);
+        let slot = self.known.slot_mut(&s.db);
+        let remembered = matches!(slot, Some((db, (ghosts, _)))
+            if Shared::same(db, &s.db) && *ghosts == s.ghosts);
+        if !remembered {
+            match slot {
+                // Becomes the world of `s`, in the buffers it has.
+                Some((db, (ghosts, fails))) => {
+                    db.clone_from(&s.db);
+                    ghosts.clone_from(&s.ghosts);
+                    fails.clear();
+                    properties(m, s, fails);
+                }
+                None => {
+                    let mut fails = Vec::new();
+                    properties(m, s, &mut fails);
+                    *slot = Some((s.db.clone(), (s.ghosts.clone(), fails)));
+                }
             }
-            None => {
-                let mut fails = Vec::new();
-                properties(m, s, &mut fails);
-                *slot = Some((World::of(s), fails));
-            }
-            Some(_) => {}
         }
-        let (_, fails) = slot.as_ref().expect("the slot was filled");
-        out.extend_from_slice(fails);
+        if let Some((_, (_, fails))) = slot {
+            out.extend_from_slice(fails);
+        }
         runtime_errors(s, out);
         remembered
     }

@@ -11,7 +11,7 @@ use crate::exec::Choice;
 use crate::ir::{Expr, Model, OpKind};
 use crate::world::permute::Perm;
 use crate::world::process::{Proc, Status, Wait};
-use crate::world::shared::Shared;
+use crate::world::shared::{ByAddr, Shared};
 use crate::world::value::{Pid, Value};
 use crate::world::State;
 use rustc_hash::FxHasher;
@@ -204,25 +204,19 @@ impl Symmetry {
 /// (then it cannot change in place while kept); a slot per process address, direct-mapped.
 #[derive(Default)]
 pub struct OwnHashes {
-    slots: Vec<Option<(Shared<Proc>, FxHasher)>>,
+    known: ByAddr<Proc, FxHasher>,
 }
 
 impl OwnHashes {
     /// The hasher after [`hash_own`] of `p`, a process of a state of `n` processes.
     fn get(&mut self, p: &Shared<Proc>, n: usize) -> FxHasher {
-        if self.slots.is_empty() {
-            self.slots = vec![None; (4 * n).clamp(64, 4096).next_power_of_two()];
-        }
-        // Two processes lie at least 16 bytes apart: the lowest four bits say little.
-        let i = (Shared::addr(p) >> 4) & (self.slots.len() - 1);
-        if let Some((known, h)) = &self.slots[i] {
-            if Shared::same(known, p) {
-                return h.clone();
-            }
+        self.known.size((4 * n).clamp(64, 4096).next_power_of_two());
+        if let Some(h) = self.known.get(p) {
+            return h.clone();
         }
         let h = own_hash(p);
         if Shared::is_shared(p) {
-            self.slots[i] = Some((p.clone(), h.clone()));
+            self.known.put(p, h.clone());
         }
         h
     }

@@ -14,7 +14,7 @@ use super::db::{Db, Gap, GapRange, Row, RowLocks};
 use super::lock::Lock;
 use super::process::{Proc, RunError, Status, Txn, Wait, Watchdog};
 use super::redis::{Key, Redis, Write};
-use super::shared::Shared;
+use super::shared::{ByAddr, Shared};
 use super::value::{Pid, Sym, Value};
 use super::State;
 use crate::ir::{Isolation, LockMode};
@@ -635,13 +635,12 @@ impl State {
 /// [`pack`]'s, byte for byte.
 #[derive(Default)]
 pub struct Packer {
-    /// Processes packed lately, a slot each, chosen by where the process lies, with where
-    /// its bytes lie in `bytes`. Holding the value keeps its address from being reused by
-    /// another. (A slot for the process at each place kept too few: a successor's changed
+    /// Processes packed lately, by identity, with where their bytes lie in `bytes`. (A slot
+    /// for the process at each place kept too few: a successor's changed
     /// process is one the step memo hands out again and again, at any place.)
-    procs: Vec<Option<(Shared<Proc>, Range<usize>)>>,
+    procs: ByAddr<Proc, Range<usize>>,
     /// Databases packed lately, the same way, with their bytes in `db_bytes`.
-    dbs: Vec<Option<(Shared<Db>, Range<usize>)>>,
+    dbs: ByAddr<Db, Range<usize>>,
     db_bytes: Vec<u8>,
     bytes: Vec<u8>,
 }
@@ -675,30 +674,27 @@ impl Packer {
 /// else packed and remembered there.
 #[inline]
 fn copy_or_put<T: Pack>(
-    known: &mut Vec<Option<(Shared<T>, Range<usize>)>>,
+    known: &mut ByAddr<T, Range<usize>>,
     slots: usize,
     bytes: &mut Vec<u8>,
     v: &Shared<T>,
     out: &mut Vec<u8>,
 ) {
-    if known.is_empty() || bytes.len() > 128 * slots {
+    known.size(slots);
+    if bytes.len() > 128 * slots {
         // Stale bytes pile up behind the values replaced: start again.
         known.clear();
-        known.resize_with(slots, || None);
         bytes.clear();
     }
-    // Two values lie at least 16 bytes apart: the lowest four bits say little.
-    let slot = &mut known[(Shared::addr(v) >> 4) % slots];
-    match slot {
-        Some((k, at)) if Shared::same(k, v) => out.extend_from_slice(&bytes[at.clone()]),
-        _ => {
-            let start = out.len();
-            v.put(out);
-            let at = bytes.len()..bytes.len() + out.len() - start;
-            bytes.extend_from_slice(&out[start..]);
-            *slot = Some((v.clone(), at));
-        }
+    if let Some(at) = known.get(v) {
+        out.extend_from_slice(&bytes[at.clone()]);
+        return;
     }
+    let start = out.len();
+    v.put(out);
+    let at = bytes.len()..bytes.len() + out.len() - start;
+    bytes.extend_from_slice(&out[start..]);
+    known.put(v, at);
 }
 
 /// Unpacks states for one thread, sharing the processes and databases of the states it

@@ -11,7 +11,8 @@
 //!
 //! Entries are found by a hash of the process's and the world's values and compared by value,
 //! which costs far less than a step; a value shared with the entry (the usual case: a
-//! successor shares every part its step left alone) is equal without a look.
+//! successor shares every part its step left alone) is equal without a look (`Rc`'s `==`
+//! compares addresses first for values that are `Eq`).
 
 use super::dead::Dead;
 use crate::exec::observe::Silent;
@@ -60,30 +61,40 @@ struct Entry {
 /// What the memo needs to know of the state being expanded, computed once for all of its
 /// processes.
 pub struct Context {
-    /// The processes that hold a transaction or wait: `None` when more than one does.
-    engaged: Option<Option<Pid>>,
-    /// A hash of the world's value.
+    engaged: Engaged,
+    /// A hash of the world's value (only when some process may be alone with it).
     world: u64,
+}
+
+/// The processes that hold a database transaction or wait.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Engaged {
+    Nobody,
+    Only(Pid),
+    Several,
 }
 
 impl Context {
     #[must_use]
     pub fn of(s: &State) -> Self {
-        let mut engaged = Some(None);
+        let mut engaged = Engaged::Nobody;
         for (i, p) in s.procs.iter().enumerate() {
             if p.txn.is_some() || matches!(p.status, Status::Waiting(_)) {
                 engaged = match engaged {
-                    Some(None) => Some(Some(Pid(i as u16))),
-                    _ => None,
+                    Engaged::Nobody => Engaged::Only(Pid(i as u16)),
+                    _ => Engaged::Several,
                 };
             }
         }
-        let mut h = rustc_hash::FxHasher::default();
-        s.hash_world(&mut h);
-        Context {
-            engaged,
-            world: h.finish(),
-        }
+        // No process is alone beside two engaged ones: the memo will not look.
+        let world = if engaged == Engaged::Several {
+            0
+        } else {
+            let mut h = rustc_hash::FxHasher::default();
+            s.hash_world(&mut h);
+            h.finish()
+        };
+        Context { engaged, world }
     }
 
     /// Whether a step of `pid` depends on nothing but `pid`'s state and the world: no other
@@ -91,7 +102,11 @@ impl Context {
     /// grants, deadlock cycles).
     #[must_use]
     pub fn alone(&self, pid: Pid) -> bool {
-        matches!(self.engaged, Some(None)) || self.engaged == Some(Some(pid))
+        match self.engaged {
+            Engaged::Nobody => true,
+            Engaged::Only(p) => p == pid,
+            Engaged::Several => false,
+        }
     }
 }
 
@@ -129,7 +144,8 @@ impl Memo {
         let i = pid.index();
         let slot = slot_of(cx, pid, &s.procs[i], self.slots.len());
         if let Some(e) = self.slots.get(slot).and_then(Option::as_deref) {
-            if e.pid == pid && same(&e.proc, &s.procs[i]) && e.before.same_world(s) {
+            // `==` on shared values looks at a value only when the two are not one.
+            if e.pid == pid && e.proc == s.procs[i] && e.before.same_world(s) {
                 self.served += 1;
                 return Some(e.successor(s, i));
             }
@@ -180,11 +196,6 @@ impl Entry {
             ..self.after.clone()
         }
     }
-}
-
-/// Whether two shared values are equal: the one value, or equal values.
-fn same<T: PartialEq>(a: &Shared<T>, b: &Shared<T>) -> bool {
-    Shared::same(a, b) || **a == **b
 }
 
 /// The slot of a step of `pid` from `proc` in a table of `slots` (a power of two, or 0). It

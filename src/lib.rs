@@ -17,7 +17,7 @@ pub mod trace;
 pub mod verdict;
 pub mod world;
 
-pub use explore::Options;
+pub use explore::{Options, StepMemo};
 pub use ir::Flavour;
 pub use lang::{Diagnostics, ParseOptions};
 pub use verdict::Verdict;

@@ -3,7 +3,7 @@
 mod units;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use interlock::{Error, Flavour, Model, Options, Verdict};
+use interlock::{Error, Flavour, Model, Options, StepMemo, Verdict};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -145,7 +145,11 @@ impl SearchArgs {
             threads: threads.max(1),
             fingerprints: self.fingerprints,
             dfs: self.dfs,
-            step_memo: !self.no_step_memo,
+            step_memo: if self.no_step_memo {
+                StepMemo::Off
+            } else {
+                StepMemo::Warm
+            },
         }
     }
 }

@@ -111,8 +111,8 @@ impl Context {
 }
 
 impl Memo {
-    /// Whether the memo should take the steps of the next state this thread expands: not
-    /// before it has expanded [`WARM_UP`] states.
+    /// Whether the memo should take the steps of the next state this thread expands under
+    /// [`super::StepMemo::Warm`]: not before it has expanded [`WARM_UP`] states.
     pub fn warm(&mut self) -> bool {
         self.expanded = (self.expanded + 1).min(WARM_UP + 1);
         self.expanded > WARM_UP

@@ -45,10 +45,22 @@ pub struct Options {
     /// Search depth-first: memory for the visited set and one path; counterexamples are not
     /// the shortest. Models with liveness properties are searched breadth-first regardless.
     pub dfs: bool,
-    /// Remember process steps by what they read and hand them out again (docs/explorer.md,
-    /// "The step memo"). A cache: states, verdicts and traces are the same without it. On by
-    /// default, in every search; off only to compare.
-    pub step_memo: bool,
+    /// When to remember process steps by what they read and hand them out again
+    /// (docs/explorer.md, "The step memo"). A cache: states, verdicts and traces are the same
+    /// without it.
+    pub step_memo: StepMemo,
+}
+
+/// When the step memo takes a thread's steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepMemo {
+    /// Never: every step is run.
+    Off,
+    /// Once the thread has expanded 256 states (the default): a small search ends before its
+    /// steps repeat, and would only pay for the memo.
+    Warm,
+    /// From the first state: for comparing the memo with the steps on small searches too.
+    Always,
 }
 
 impl Default for Options {
@@ -62,7 +74,7 @@ impl Default for Options {
             threads: 1,
             fingerprints: false,
             dfs: false,
-            step_memo: true,
+            step_memo: StepMemo::Warm,
         }
     }
 }

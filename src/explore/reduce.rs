@@ -8,7 +8,7 @@ use super::memo::{Context, Memo};
 use super::por::Por;
 use super::properties::Failure;
 use super::symmetry::{OwnHashes, Symmetry};
-use super::{Options, Outcome, Stats};
+use super::{Options, Outcome, Stats, StepMemo};
 use crate::exec::{apply, observe, successors, successors_except, successors_stepping, Choice};
 use crate::ir::Model;
 use crate::world::permute::Perm;
@@ -20,7 +20,7 @@ pub struct Reducer<'m> {
     dead: Option<Dead>,
     sym: Option<Symmetry>,
     por: Option<Por>,
-    memo: bool,
+    memo: StepMemo,
 }
 
 /// What an expansion found besides the transitions.
@@ -118,7 +118,12 @@ impl<'m> Reducer<'m> {
         if let Some(sym) = &self.sym {
             sym.mirrors(s, &mut sc.mirrors);
         }
-        let progress = if self.memo && sc.memo.warm() {
+        let memo = match self.memo {
+            StepMemo::Off => false,
+            StepMemo::Warm => sc.memo.warm(),
+            StepMemo::Always => true,
+        };
+        let progress = if memo {
             let (cx, memo, dead) = (Context::of(s), &mut sc.memo, self.dead.as_ref());
             successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
                 memo.step_clearing(self.m, s, &cx, pid, dead)

@@ -9,7 +9,7 @@
 //! process's own, a row, ghosts, delays, a branch on a reply (locals that live for a while,
 //! dead-local reduction's case), and invariants over all of them.
 
-use interlock::explore::Options;
+use interlock::explore::{Options, StepMemo};
 use interlock::Model;
 use proptest::prelude::*;
 
@@ -169,7 +169,8 @@ proptest! {
             ("locals", Options { dead_locals: true, ..Options::full() }),
             ("fingerprints", Options { fingerprints: true, ..Options::default() }),
             ("threads", Options { threads: 2, ..Options::default() }),
-            ("no step memo", Options { step_memo: false, ..Options::default() }),
+            ("no step memo", Options { step_memo: StepMemo::Off, ..Options::default() }),
+            ("step memo always", Options { step_memo: StepMemo::Always, ..Options::default() }),
         ] {
             let v = m.check_with(opts);
             prop_assert_eq!(shape(&full), shape(&v), "{}\n{}", what, text);
@@ -183,9 +184,12 @@ proptest! {
         }
         let prints = m.check_with(Options { fingerprints: true, ..Options::full() });
         prop_assert_eq!(full.stats.states, prints.stats.states, "{}", text);
-        let plain = m.check_with(Options { step_memo: false, ..Options::full() });
-        prop_assert_eq!(&full.stats, &plain.stats, "step memo\n{}", text);
-        prop_assert_eq!(full.summary(), plain.summary(), "step memo\n{}", text);
+        // A random model is small: the memo must start at once for the comparison to mean
+        // anything.
+        let plain = m.check_with(Options { step_memo: StepMemo::Off, ..Options::full() });
+        let memo = m.check_with(Options { step_memo: StepMemo::Always, ..Options::full() });
+        prop_assert_eq!(&memo.stats, &plain.stats, "step memo\n{}", text);
+        prop_assert_eq!(memo.summary(), plain.summary(), "step memo\n{}", text);
     }
 }
 

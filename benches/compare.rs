@@ -1837,6 +1837,22 @@ fn limit_from_env() -> Duration {
     Duration::from_secs_f64(secs)
 }
 
+/// The K of `NAME=K` among `args` (a whole number, at least 1), or `default` when it is not
+/// given; anything else is a usage error (exit 2).
+fn count_arg(args: &[String], name: &str, default: usize) -> usize {
+    let given = args
+        .iter()
+        .find_map(|a| a.strip_prefix(name)?.strip_prefix('='));
+    match given.map(str::parse::<usize>) {
+        None => default,
+        Some(Ok(k)) if k > 0 => k,
+        Some(_) => {
+            eprintln!("usage: {name}=K (K at least 1)");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
@@ -1908,22 +1924,8 @@ fn main() {
                 std::process::exit(2);
             }
         };
-        let target = args
-            .iter()
-            .find_map(|a| a.strip_prefix("--states="))
-            .map_or(Some(RATE_STATES), |k| k.parse().ok().filter(|&k| k > 0));
-        let Some(target) = target else {
-            eprintln!("usage: --states=K (K at least 1)");
-            std::process::exit(2);
-        };
-        let rounds = args
-            .iter()
-            .find_map(|a| a.strip_prefix("--rounds="))
-            .map_or(Some(RATE_ROUNDS), |k| k.parse().ok().filter(|&k| k > 0));
-        let Some(rounds) = rounds else {
-            eprintln!("usage: --rounds=K (K at least 1)");
-            std::process::exit(2);
-        };
+        let target = count_arg(&args, "--states", RATE_STATES);
+        let rounds = count_arg(&args, "--rounds", RATE_ROUNDS);
         for bench in benches {
             if bench.violated() {
                 // Every tool stops at the first violation, within a few layers.

@@ -4,6 +4,7 @@
 use super::chunked::{Links, Packs};
 use super::parallel::map_chunks_beside;
 use super::properties::{check, rank, Checker, Failure};
+use super::queue::Queue;
 use super::reduce::{Expansion, Reducer, Scratch};
 use super::store::{pack, unpack, Store};
 use super::{switches, Bound, Options, Outcome, Progress, Stats};
@@ -186,8 +187,7 @@ struct Bfs<'m, 'f> {
     opts: Options,
     store: Store,
     /// Fingerprint mode: the states of the layer being expanded and of the next one.
-    frontier: Packs,
-    next: Packs,
+    queue: Queue,
     /// Fingerprint mode, per state (by index): the state it was found from, and which of
     /// that state's transitions found it (`Expansion::ordinal`). The path to a failure is
     /// replayed from these. (The exact store finds paths from its own states:
@@ -266,8 +266,7 @@ fn search(
         r: &r,
         opts,
         store: Store::new(opts.fingerprints && !live),
-        frontier: Packs::default(),
-        next: Packs::default(),
+        queue: Queue::default(),
         links: Links::default(),
         bounds: vec![0, 1],
         found: Vec::new(),
@@ -345,7 +344,7 @@ impl Bfs<'_, '_> {
                 return self.complete();
             }
             self.bounds.push(self.store.len());
-            self.frontier = std::mem::take(&mut self.next);
+            self.queue.advance();
             let next = self.store.len() - end;
             let decoded = self.decoding.take().filter(|d| d.len() == next);
             self.spent = std::mem::replace(&mut self.decoded, decoded);
@@ -381,10 +380,11 @@ impl Bfs<'_, '_> {
             }
             let keep = self.decoding.is_some();
             let mut out = self.spare.take().unwrap_or_default();
+            let mut buffer = Vec::new();
             for i in lo..hi {
                 match &self.decoded {
                     Some(states) => mine.expand_state(r, &states[i - start], hash, keep, &mut out),
-                    None => mine.expand(r, self.packed(start, i), hash, &mut out),
+                    None => mine.expand(r, self.packed(start, i, &mut buffer), hash, &mut out),
                 }
             }
             self.kept = mine.kept.drain(..).map(Some).collect();
@@ -408,20 +408,25 @@ impl Bfs<'_, '_> {
         (results, before)
     }
 
-    /// Packed state `i` of the layer that starts at `start`, not yet expanded.
-    fn packed(&self, start: usize, i: usize) -> &[u8] {
+    /// Packed state `i` of the layer that starts at `start`, not yet expanded: where the
+    /// exact store keeps it, or read from the queue into `buffer`.
+    fn packed<'a>(&'a self, start: usize, i: usize, buffer: &'a mut Vec<u8>) -> &'a [u8] {
         match &self.store {
             Store::Exact(seen) => seen.packed(i),
-            Store::Prints(_) => self.frontier.get(i - start),
+            Store::Prints(_) => {
+                buffer.clear();
+                self.queue.get(i - start, buffer);
+                buffer
+            }
         }
     }
 
     /// A copy of the packed states `lo..hi` of the layer that starts at `start`, so that the
     /// merge can write the store while other threads expand them.
     fn inputs(&self, start: usize, lo: usize, hi: usize) -> Packs {
-        let mut inputs = Packs::growing();
+        let (mut inputs, mut buffer) = (Packs::growing(), Vec::new());
         for i in lo..hi {
-            inputs.push(self.packed(start, i));
+            inputs.push(self.packed(start, i, &mut buffer));
         }
         inputs
     }
@@ -452,7 +457,7 @@ impl Bfs<'_, '_> {
                 return Some(Outcome::Incomplete { bound });
             }
         }
-        self.frontier.release_before(hi - layer.start);
+        self.queue.release_before(hi - layer.start);
         if let Ok([mut b]) = <[Expansions; 1]>::try_from(batch) {
             b.clear();
             self.spare = Some(b);
@@ -467,10 +472,7 @@ impl Bfs<'_, '_> {
         let e = &b.states[k];
         // The cycle proviso: a reduced expansion must lead somewhere new.
         if e.exp.reduced() && self.store.contains(b.bytes(&b.succ[e.succ.start])) {
-            let s = match &self.store {
-                Store::Exact(seen) => seen.get(i),
-                Store::Prints(_) => unpack(self.frontier.get(i - start)),
-            };
+            let s = unpack(self.packed(start, i, &mut Vec::new()));
             let mut succ = Vec::new();
             let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
             let tools = (&mut Checker::new(self.r.m), &mut Packer::default());
@@ -546,11 +548,7 @@ impl Bfs<'_, '_> {
         if matches!(self.store, Store::Prints(_)) {
             let (parent, ordinal) = from.unwrap_or((u32::MAX, 0));
             self.links.push(parent, ordinal);
-            if j == 0 {
-                self.frontier.push(n);
-            } else {
-                self.next.push(n);
-            }
+            self.queue.push(n, j == 0);
         }
         self.found.extend(fails.iter().map(|&f| (f, j as u32)));
         (j, true)
@@ -563,10 +561,7 @@ impl Bfs<'_, '_> {
             transitions: self.stats.transitions,
             depth: self.stats.depth,
             queue: left + (self.store.len() - self.bounds[self.bounds.len() - 1]),
-            store_bytes: self.store.bytes()
-                + self.frontier.bytes()
-                + self.next.bytes()
-                + self.links.bytes(),
+            store_bytes: self.store.bytes() + self.queue.bytes() + self.links.bytes(),
         };
         (self.monitor)(&p)
     }

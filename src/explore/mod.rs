@@ -11,6 +11,7 @@ mod parallel;
 mod por;
 mod prints;
 mod properties;
+pub mod queue;
 mod reduce;
 mod store;
 mod switches;

@@ -2,7 +2,9 @@
 //! declaration order (but the state's database last), integers as variable-length (LEB128, signed ones zig-zagged), enums as
 //! a tag byte, options and lists with a tag or length in front. A process has, after its
 //! position, status and locals, a bit set of the fields that are off their default, and only
-//! those follow: a process at rest packs into about seven bytes.
+//! those follow: a process at rest packs into about seven bytes. Each process of a state is
+//! preceded by its length, so that its bytes can be taken or passed over without decoding
+//! it (the unpacker's cache and the fingerprint search's queue, `split`).
 //!
 //! Written for the search's hot path: a state is packed once per transition and unpacked
 //! once per expansion, and a general serialisation framework spent much of the search's time
@@ -54,7 +56,7 @@ pub struct Reader<'a> {
     bytes: &'a [u8],
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     #[inline(always)]
     fn byte(&mut self) -> u8 {
         let (&b, rest) = self
@@ -63,6 +65,15 @@ impl Reader<'_> {
             .expect("a packed state is complete");
         self.bytes = rest;
         b
+    }
+
+    /// The bytes of a part written by [`put_sized`], which the reader moves past.
+    #[inline]
+    fn sized(&mut self) -> &'a [u8] {
+        let len = usize::try_from(self.varint()).expect("a part's length fits");
+        let (part, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        part
     }
 
     #[inline(always)]
@@ -88,8 +99,29 @@ impl Reader<'_> {
     }
 }
 
+/// The value `bytes` holds, all of them.
+fn whole<T: Pack>(bytes: &[u8]) -> T {
+    let mut r = Reader { bytes };
+    let v = T::take(&mut r);
+    assert!(r.bytes.is_empty(), "a packed part has no trailing bytes");
+    v
+}
+
+/// Reads the variable-length number at the start of `bytes`: its value and its length.
+///
+/// # Panics
+/// If `bytes` ends inside the number.
+#[must_use]
 #[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub fn read_varint(bytes: &[u8]) -> (u64, usize) {
+    let mut r = Reader { bytes };
+    let v = r.varint();
+    (v, bytes.len() - r.bytes.len())
+}
+
+/// Appends `v` as a variable-length number (LEB128).
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -580,13 +612,16 @@ pack_struct!(Lock { holder, queue });
 impl Pack for State {
     #[inline]
     fn put(&self, out: &mut Vec<u8>) {
-        put_list(&self.procs, out);
+        put_varint(out, self.procs.len() as u64);
+        for p in &self.procs {
+            put_sized(p, out);
+        }
         self.put_world(out);
         self.db.put(out);
     }
     #[inline]
     fn take(r: &mut Reader<'_>) -> Self {
-        State::take_with(r, &mut |r| Pack::take(r), &mut |r| Pack::take(r))
+        State::take_with(r, &mut |bytes: &[u8]| whole(bytes), &mut |r| Pack::take(r))
     }
 }
 
@@ -605,18 +640,18 @@ impl State {
         clock.put(out);
     }
 
-    /// Reads a state as [`Pack::put`] writes it, each process by `proc` and the database by
-    /// `db`.
+    /// Reads a state as [`Pack::put`] writes it, each process from its bytes by `proc` and
+    /// the database by `db`.
     #[inline]
     fn take_with(
         r: &mut Reader<'_>,
-        proc: &mut dyn FnMut(&mut Reader<'_>) -> Shared<Proc>,
+        proc: &mut dyn FnMut(&[u8]) -> Shared<Proc>,
         db: &mut dyn FnMut(&mut Reader<'_>) -> Shared<Db>,
     ) -> Self {
         let n = r.varint() as usize;
         // Fields are read in the order written here, which is the packing order.
         State {
-            procs: (0..n).map(|_| proc(r)).collect(),
+            procs: (0..n).map(|_| proc(r.sized())).collect(),
             redis: Pack::take(r),
             primary: Pack::take(r),
             epochs: Pack::take(r),
@@ -663,10 +698,25 @@ impl Packer {
         }
         put_varint(out, s.procs.len() as u64);
         for p in &s.procs {
-            copy_or_put(&mut self.procs, PACKED_PROCS, &mut self.bytes, p, out);
+            copy_or_put(
+                &mut self.procs,
+                PACKED_PROCS,
+                &mut self.bytes,
+                p,
+                out,
+                put_sized,
+            );
         }
         s.put_world(out);
-        copy_or_put(&mut self.dbs, PACKED_DBS, &mut self.db_bytes, &s.db, out);
+        let put = |db: &Shared<Db>, out: &mut Vec<u8>| db.put(out);
+        copy_or_put(
+            &mut self.dbs,
+            PACKED_DBS,
+            &mut self.db_bytes,
+            &s.db,
+            out,
+            put,
+        );
     }
 }
 
@@ -679,6 +729,7 @@ fn copy_or_put<T: Pack>(
     bytes: &mut Vec<u8>,
     v: &Shared<T>,
     out: &mut Vec<u8>,
+    put: impl Fn(&Shared<T>, &mut Vec<u8>),
 ) {
     known.size(slots);
     if bytes.len() > 128 * slots {
@@ -691,7 +742,7 @@ fn copy_or_put<T: Pack>(
         return;
     }
     let start = out.len();
-    v.put(out);
+    put(v, out);
     let at = bytes.len()..bytes.len() + out.len() - start;
     bytes.extend_from_slice(&out[start..]);
     known.put(v, at);
@@ -733,11 +784,7 @@ impl Unpacker {
         let Unpacker { procs, db } = self;
         let s = State::take_with(
             &mut r,
-            &mut |r| {
-                let start = r.bytes;
-                skip_proc(r);
-                procs.get(&start[..start.len() - r.bytes.len()])
-            },
+            &mut |bytes| procs.get(bytes),
             // The database comes last: its bytes are all that is left.
             &mut |r| db.get(std::mem::take(&mut r.bytes)),
         );
@@ -776,9 +823,7 @@ impl<T: Pack> Cache<T> {
                 return part.clone();
             }
         }
-        let mut r = Reader { bytes };
-        let part = Shared::new(T::take(&mut r));
-        assert!(r.bytes.is_empty(), "a packed part has no trailing bytes");
+        let part = Shared::new(whole::<T>(bytes));
         if bytes.len() <= CACHED_BYTES {
             *slot = Some((bytes.into(), part.clone()));
         }
@@ -786,18 +831,35 @@ impl<T: Pack> Cache<T> {
     }
 }
 
-/// Moves the reader past one packed process without building it, as [`Proc::take`] reads
-/// it: position, status, locals, the bit set of other fields; a process with any of those
-/// is decoded and dropped (they are rare).
-fn skip_proc(r: &mut Reader<'_>) {
-    let start = r.bytes;
-    r.varint();
-    Status::take(r);
-    for _ in 0..r.varint() {
-        Value::take(r);
+/// Where the parts of the packed state `bytes` end, into `ends`: the process count first,
+/// then each process, then the rest (the world and the database, which [`Pack::put`] writes
+/// after the processes). The parts lie one after another from the start.
+pub fn split(bytes: &[u8], ends: &mut Vec<usize>) {
+    ends.clear();
+    let mut r = Reader { bytes };
+    let n = r.varint();
+    ends.push(bytes.len() - r.bytes.len());
+    for _ in 0..n {
+        r.sized();
+        ends.push(bytes.len() - r.bytes.len());
     }
-    if u16::take(r) != 0 {
-        r.bytes = start;
-        Proc::take(r);
+    ends.push(bytes.len());
+}
+
+/// Appends `v` preceded by the length of its bytes, so that a reader can pass over it, or
+/// take its bytes, without decoding it.
+#[inline]
+fn put_sized<T: Pack>(v: &T, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.push(0);
+    v.put(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        // Rare: a longer part moves up to make room for its longer length.
+        let mut prefix = Vec::with_capacity(3);
+        put_varint(&mut prefix, len as u64);
+        out.splice(at..=at, prefix);
     }
 }

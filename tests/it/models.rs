@@ -443,21 +443,29 @@ fn remembered_steps_are_the_steps() {
 
 /// Every state the built-in models reach (the first few thousand of each, every flavour)
 /// packs into bytes that unpack to the same state: the visited set and the frontier keep
-/// states only in packed form. A packer that copies the parts it packed before gives the
-/// very same bytes.
+/// states only in packed form. A packer that copies the parts it packed before, and the
+/// fingerprint search's queue, which keeps states by numbered parts, give the very same
+/// bytes.
 #[test]
 fn every_reachable_state_survives_packing() {
+    use interlock::explore::queue::Queue;
     use interlock::world::codec::{pack, unpack, Packer, Unpacker};
     for (path, variant) in all_variants() {
-        // One unpacker and one packer for the whole model: later states reuse what earlier
-        // ones left.
+        // One unpacker, one packer and one queue for the whole model: later states reuse
+        // what earlier ones left.
         let mut unpacker = Unpacker::for_states(64);
         let mut packer = Packer::default();
+        let (mut queue, mut queued) = (Queue::default(), 0);
         let mut packed = Vec::new();
         walk(variant.ir(), &mut |s, succ| {
             let bytes = pack(s);
             assert_eq!(unpack(&bytes), *s, "{}", path.display());
             assert_eq!(unpacker.unpack(&bytes), *s, "{}", path.display());
+            queue.push(&bytes, true);
+            packed.clear();
+            queue.get(queued, &mut packed);
+            queued += 1;
+            assert_eq!(packed, *bytes, "{}: the queue's copy", path.display());
             for n in std::iter::once(s).chain(succ.iter().map(|(_, n)| n)) {
                 packed.clear();
                 packer.pack_into(n, &mut packed);

@@ -292,6 +292,8 @@ impl Bfs<'_, '_> {
         check(self.r.m, &init, &mut fails);
         let packed = pack(&init);
         self.visit(&packed, self.store.hash(&packed), &fails, None);
+        // The initial state is the first layer.
+        self.queue.advance();
         self.decoded = Some(vec![init]);
         loop {
             let depth = self.bounds.len() - 2;
@@ -548,7 +550,7 @@ impl Bfs<'_, '_> {
         if matches!(self.store, Store::Prints(_)) {
             let (parent, ordinal) = from.unwrap_or((u32::MAX, 0));
             self.links.push(parent, ordinal);
-            self.queue.push(n, j == 0);
+            self.queue.push(n);
         }
         self.found.extend(fails.iter().map(|&f| (f, j as u32)));
         (j, true)

@@ -3,9 +3,9 @@
 //!
 //! A packed state is its process count, its processes one by one, then the rest of the world
 //! with the database (`codec::split`). A search meets few distinct parts (M2 with seven
-//! clients: about 100 bytes a state, a few hundred distinct processes and worlds in the first
-//! 20 million states), so the queue numbers each part the first time it sees it and keeps,
-//! per state, the count and one number per part: a fifth of the bytes. The queue was most of
+//! clients: 106 bytes a state, and 49 distinct parts in the first 16 million states it
+//! queued), so the queue numbers each part the first time it sees it and keeps, per state,
+//! the count and one number per part (9 bytes a state there, and 8 to find it). The queue was most of
 //! a breadth-first fingerprint search's memory, and on a machine where fresh memory is slow
 //! to get, most of its time (docs/explorer.md, "The queue").
 //!
@@ -51,21 +51,15 @@ struct Parts {
 }
 
 impl Queue {
-    /// Adds the packed state `packed` to the next layer (to the current one while the search
-    /// has only its initial state).
-    pub fn push(&mut self, packed: &[u8], current: bool) {
+    /// Adds the packed state `packed` to the next layer.
+    pub fn push(&mut self, packed: &[u8]) {
         split(packed, &mut self.ends);
         self.written.clear();
         self.written.extend_from_slice(&packed[..self.ends[0]]);
         for w in self.ends.windows(2) {
             self.parts.write(&packed[w[0]..w[1]], &mut self.written);
         }
-        let layer = if current {
-            &mut self.current
-        } else {
-            &mut self.next
-        };
-        layer.push(&self.written);
+        self.next.push(&self.written);
     }
 
     /// Appends state `i` of the current layer, packed, to `out`. It must not have been
@@ -208,7 +202,8 @@ expect holds
         assert!(layers.len() > 5, "{} layers", layers.len());
         let mut q = Queue::default();
         let mut out = Vec::new();
-        q.push(&layers[0][0], true);
+        q.push(&layers[0][0]);
+        q.advance();
         for (depth, layer) in layers.iter().enumerate() {
             for (i, s) in layer.iter().enumerate() {
                 out.clear();
@@ -217,7 +212,7 @@ expect holds
             }
             q.release_before(layer.len());
             for s in layers.get(depth + 1).into_iter().flatten() {
-                q.push(s, false);
+                q.push(s);
             }
             q.advance();
         }

@@ -455,16 +455,16 @@ fn every_reachable_state_survives_packing() {
         // what earlier ones left.
         let mut unpacker = Unpacker::for_states(64);
         let mut packer = Packer::default();
-        let (mut queue, mut queued) = (Queue::default(), 0);
+        let mut queue = Queue::default();
         let mut packed = Vec::new();
         walk(variant.ir(), &mut |s, succ| {
             let bytes = pack(s);
             assert_eq!(unpack(&bytes), *s, "{}", path.display());
             assert_eq!(unpacker.unpack(&bytes), *s, "{}", path.display());
-            queue.push(&bytes, true);
+            queue.push(&bytes);
+            queue.advance();
             packed.clear();
-            queue.get(queued, &mut packed);
-            queued += 1;
+            queue.get(0, &mut packed);
             assert_eq!(packed, *bytes, "{}: the queue's copy", path.display());
             for n in std::iter::once(s).chain(succ.iter().map(|(_, n)| n)) {
                 packed.clear();

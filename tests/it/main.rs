@@ -2,6 +2,7 @@
 
 mod cli;
 mod docs;
+mod golden;
 mod hermitage;
 mod isolation;
 mod lang;

@@ -12,7 +12,7 @@ use crate::world::value::{Pid, Sym};
 use crate::world::State;
 
 /// InnoDB, right after `pid` began to wait: if the wait closes a cycle, roll back the
-/// transaction with the least weight (rows changed and locked); on a tie, the requester.
+/// victim [`innodb_victim`] picks (MY-20, MY-21).
 pub(super) fn innodb_on_wait<O: Observer>(
     m: &Model,
     st: &mut State,
@@ -29,16 +29,7 @@ pub(super) fn innodb_on_wait<O: Observer>(
         Vec::new()
     };
     let weight = |p: Pid| st.procs[p.index()].txn.map_or(0, |t| t.weight);
-    let lightest = cycle.iter().map(|&p| weight(p)).min().unwrap_or(0);
-    let victim = if weight(pid) == lightest {
-        pid
-    } else {
-        *cycle
-            .iter()
-            .filter(|&&p| weight(p) == lightest)
-            .min()
-            .expect("non-empty")
-    };
+    let victim = innodb_victim(schema(m).flavour, &cycle, weight);
     if O::EVENTS {
         obs.event(Event::Deadlock {
             cycle: edges,
@@ -50,6 +41,68 @@ pub(super) fn innodb_on_wait<O: Observer>(
     }
     interrupt(m, st, victim, error_code("1213"), obs);
     waiting
+}
+
+/// The transaction InnoDB rolls back to break a wait-for cycle. `cycle[0]` is the requester
+/// whose wait closed it, and each member waits for the next. Both engines roll back the
+/// lightest transaction (rows changed and locked); they break ties by the members' places
+/// on the cycle, never by anything like a process number, so the choice is the same in
+/// every arrangement of interchangeable processes (docs/semantics.md, "Deadlock victims").
+///
+/// - MySQL 8 (`lock_wait_choose_victim` after `lock_wait_order_for_choosing_victim`,
+///   storage/innobase/lock/lock0wait.cc): the cycle is rotated so that the latest waiter,
+///   the requester, comes last; walking it, each member at most as heavy as the one chosen so
+///   far replaces it. A tie goes to the requester, else to the last tied member before it.
+/// - MariaDB 10.6+ (`Deadlock::find_cycle` and `Deadlock::report`, lock0lock.cc; observed on
+///   MariaDB 10.11.14): Brent's cycle finder, run from the requester along the wait-for
+///   edges, stops on some member; the walk starts there and keeps the first strictly
+///   lightest member, the requester counted a half lighter (`calc_victim_weight` sets the
+///   lowest bit for every other transaction).
+#[must_use]
+pub fn innodb_victim(flavour: Flavour, cycle: &[Pid], weight: impl Fn(Pid) -> u16) -> Pid {
+    let n = cycle.len();
+    if flavour == Flavour::Mariadb {
+        let rank = |i: usize| (u32::from(weight(cycle[i])) << 1) | u32::from(i != 0);
+        let start = brent_meeting(n);
+        let best = (0..n).map(|k| (start + k) % n).fold(start, |best, i| {
+            if rank(i) < rank(best) {
+                i
+            } else {
+                best
+            }
+        });
+        return cycle[best];
+    }
+    let mut order = (1..n).chain(std::iter::once(0));
+    let first = order.next().unwrap_or(0);
+    let best = order.fold(first, |best, i| {
+        if weight(cycle[best]) >= weight(cycle[i]) {
+            i
+        } else {
+            best
+        }
+    });
+    cycle[best]
+}
+
+/// Where Brent's cycle detection, as MariaDB's `Deadlock::find_cycle` runs it from the
+/// requester (place 0) around a cycle of `n` members (place `i` waits for place `i + 1`),
+/// meets itself: the place it returns.
+fn brent_meeting(n: usize) -> usize {
+    let (mut tortoise, mut hare) = (0usize, 0usize);
+    let (mut power, mut l) = (1usize, 1usize);
+    loop {
+        hare = (hare + 1) % n.max(1);
+        if tortoise == hare {
+            return hare;
+        }
+        if l == power {
+            power <<= 1;
+            l = 0;
+            tortoise = hare;
+        }
+        l += 1;
+    }
 }
 
 /// The wait edges along a cycle of processes, in order.
@@ -183,4 +236,69 @@ pub fn timeout<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Opti
     };
     interrupt(m, &mut st, pid, error_code(code), obs);
     Some(st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cycle[i]` is transaction `i` of a cycle that starts at the requester; `weights[i]`
+    /// its weight.
+    fn victim(flavour: Flavour, weights: &[u16]) -> usize {
+        let cycle: Vec<Pid> = (0..weights.len() as u16).map(Pid).collect();
+        innodb_victim(flavour, &cycle, |p| weights[p.index()]).index()
+    }
+
+    /// Deadlocks run on MariaDB 10.11.14: transaction `i` locks row `i` (and a second row
+    /// when it is to be heavier), then asks for row `i + 1` round the ring, the requester
+    /// last. Listed from the requester along the waits, with the transaction rolled back.
+    #[test]
+    fn mariadb_victims_are_those_observed() {
+        for (weights, rolled_back) in [
+            (&[1, 1][..], 0),
+            (&[2, 1], 1),
+            (&[1, 2], 0),
+            (&[2, 1, 1], 1),
+            (&[1, 1, 1], 0),
+            (&[2, 1, 1, 2], 1),
+            (&[2, 1, 1, 1], 3),
+            (&[2, 2, 1, 1], 3),
+            (&[2, 1, 1, 1, 1], 2),
+            (&[2, 2, 1, 1, 1], 2),
+            (&[2, 2, 2, 1, 1], 3),
+            (&[2, 1, 1, 2, 2], 2),
+        ] {
+            assert_eq!(
+                victim(Flavour::Mariadb, weights),
+                rolled_back,
+                "{weights:?}"
+            );
+        }
+    }
+
+    /// MySQL 8's rule, read from lock0wait.cc: the lightest, ties to the requester, else to
+    /// the last tied one before it on the cycle.
+    #[test]
+    fn mysql_victims_follow_its_source() {
+        for (weights, rolled_back) in [
+            (&[1, 1][..], 0),
+            (&[2, 1], 1),
+            (&[2, 1, 1], 2),
+            (&[2, 1, 1, 2], 2),
+            (&[2, 1, 1, 1], 3),
+            (&[2, 1, 1, 1, 1], 4),
+            (&[1, 1, 1, 1, 1], 0),
+            (&[3, 1, 2, 1, 3], 3),
+        ] {
+            assert_eq!(victim(Flavour::Mysql, weights), rolled_back, "{weights:?}");
+        }
+    }
+
+    /// Brent's finder, as MariaDB runs it, meets itself on the requester for a cycle of
+    /// three, on the one the requester waits for for two, on the one waiting for the
+    /// requester for four, and two past the requester for five.
+    #[test]
+    fn brent_meets_where_mariadb_starts_its_walk() {
+        assert_eq!((2..=5).map(brent_meeting).collect::<Vec<_>>(), [1, 0, 3, 2]);
+    }
 }

@@ -118,8 +118,20 @@ impl Symmetry {
         (s.permuted(&perm, &inst, self.mutexes.max(1)), Some(perm))
     }
 
+    /// The classes of interchangeable processes, each in pid order.
+    #[must_use]
+    pub fn classes(&self) -> &[Vec<u16>] {
+        &self.classes
+    }
+
+    /// The mutexes per instance, as [`State::permuted`] counts them.
+    #[must_use]
+    pub fn mutexes_per_instance(&self) -> usize {
+        self.mutexes.max(1)
+    }
+
     /// The renaming of instances that goes with a renaming of processes.
-    fn instance_perm(&self, perm: &Perm) -> Vec<u16> {
+    pub fn instance_perm(&self, perm: &Perm) -> Vec<u16> {
         let mut inst: Vec<u16> = (0..self.instances as u16).collect();
         for (c, members) in self.classes.iter().enumerate() {
             if !self.private[c] {

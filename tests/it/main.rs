@@ -8,4 +8,6 @@ mod isolation;
 mod lang;
 mod models;
 mod reductions;
+mod regressions;
+mod symmetry;
 mod world;

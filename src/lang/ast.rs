@@ -281,6 +281,9 @@ pub struct SqlText {
     pub lock: Option<LockAst>,
     /// The words of the text, for pointing at clauses sqlparser gives no span for.
     pub words: Vec<Name>,
+    /// The text is ASCII: a column counted in characters is a byte offset (finding a span
+    /// costs nothing, not a walk along the line).
+    pub ascii: bool,
 }
 
 impl SqlText {

@@ -32,12 +32,19 @@ fn comparison(tok: &Tok) -> Option<BinOp> {
 
 impl Parser<'_> {
     pub fn expr(&mut self) -> PResult<Expr> {
-        self.nested(Self::or_expr)
+        self.counting_operators(|p| p.nested(Self::or_expr))
+    }
+
+    /// Takes the operator token at the cursor, counting it.
+    fn take_operator(&mut self) -> PResult<()> {
+        let at = self.bump().span;
+        self.operator(at)
     }
 
     fn or_expr(&mut self) -> PResult<Expr> {
         let mut left = self.and_expr()?;
-        while self.eat_word("or") {
+        while self.at_word("or") {
+            self.take_operator()?;
             left = binary(BinOp::Or, left, self.and_expr()?);
         }
         Ok(left)
@@ -45,7 +52,8 @@ impl Parser<'_> {
 
     fn and_expr(&mut self) -> PResult<Expr> {
         let mut left = self.not_expr()?;
-        while self.eat_word("and") {
+        while self.at_word("and") {
+            self.take_operator()?;
             left = binary(BinOp::And, left, self.not_expr()?);
         }
         Ok(left)
@@ -68,7 +76,7 @@ impl Parser<'_> {
     fn cmp_expr(&mut self) -> PResult<Expr> {
         let mut left = self.sum()?;
         while let Some(op) = comparison(&self.peek().tok) {
-            self.bump();
+            self.take_operator()?;
             left = binary(op, left, self.sum()?);
         }
         Ok(left)
@@ -82,7 +90,7 @@ impl Parser<'_> {
                 Tok::Punct("-") => BinOp::Sub,
                 _ => return Ok(left),
             };
-            self.bump();
+            self.take_operator()?;
             left = binary(op, left, self.product()?);
         }
     }
@@ -95,7 +103,7 @@ impl Parser<'_> {
                 Tok::Punct("/") => BinOp::Div,
                 _ => return Ok(left),
             };
-            self.bump();
+            self.take_operator()?;
             left = binary(op, left, self.unary()?);
         }
     }

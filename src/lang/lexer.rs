@@ -137,6 +137,36 @@ impl Lexer<'_, '_> {
     /// A quoted string. Only a title or lesson (after `model` or `about`) may span lines; its
     /// line breaks and the indentation around them read as one space.
     fn string(&mut self, quote: char) {
+        let before = self.toks.len();
+        self.string_body(quote);
+        self.refuse_control_characters(before);
+    }
+
+    /// A string is printed back (a title in every verdict, a value in a trace): one that
+    /// holds a control character (which could move the cursor or retitle a terminal) is an
+    /// error, at that character.
+    fn refuse_control_characters(&mut self, token: usize) {
+        let Some(Token { span, .. }) = self.toks.get(token) else {
+            return;
+        };
+        let (start, end) = (span.start as usize, span.end as usize);
+        let bad = self.src[start..end]
+            .char_indices()
+            .find(|&(_, c)| c.is_control() && c != '\n' && c != '\t' && c != '\r');
+        if let Some((at, c)) = bad {
+            let at = start + at;
+            self.diags.push(
+                Diagnostic::new(
+                    format!("a control character (U+{:04X}) in a string", c as u32),
+                    Span::new(at, at + c.len_utf8()),
+                    "not printable",
+                )
+                .with_hint("strings are printed back in verdicts and traces: remove it"),
+            );
+        }
+    }
+
+    fn string_body(&mut self, quote: char) {
         let start = self.pos;
         let prose = matches!(self.toks.last(), Some(Token { tok: Tok::Word(w), .. })
             if w.eq_ignore_ascii_case("about") || w.eq_ignore_ascii_case("model"));

@@ -277,13 +277,13 @@ fn ghosts_and_mutexes(cx: &mut Cx, decls: &[Decl]) {
     for decl in decls {
         match &decl.kind {
             DeclKind::Ghost { name, init } if !duplicate(cx, &mut ghosts, name, "ghost") => {
-                cx.ghosts.push(Ghost {
+                cx.add_ghost(Ghost {
                     name: name.text.clone(),
                     init: *init,
                 });
             }
             DeclKind::Mutex(name) if !duplicate(cx, &mut mutexes, name, "mutex") => {
-                cx.mutexes.push(name.text.clone());
+                cx.add_mutex(name.text.clone());
             }
             _ => {}
         }
@@ -345,7 +345,7 @@ fn declare_groups<'a>(cx: &mut Cx, decls: &'a [Decl], model: &mut Model) -> Vec<
                 instance,
             });
         }
-        cx.groups.push(GroupInfo {
+        cx.add_group(GroupInfo {
             name: p.name.text.clone(),
             count: p.count,
             first,

@@ -29,6 +29,20 @@ pub struct ParseOptions {
     pub db: Option<crate::ir::Flavour>,
 }
 
+/// The diagnostic for a file that is not UTF-8 text: where its first byte that is not.
+#[must_use]
+pub fn not_utf8(origin: &str, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostics {
+    let at = e.valid_up_to();
+    let text = String::from_utf8_lossy(bytes);
+    let d = Diagnostic::new(
+        "the file is not UTF-8 text",
+        crate::ir::Span::new(at, at + 1),
+        "here",
+    )
+    .with_hint("a model is text: save it as UTF-8");
+    Diagnostics::new(origin, &text, vec![d])
+}
+
 /// Parses and resolves a model file. `origin` names it in messages (a path or `<string>`).
 ///
 /// # Errors

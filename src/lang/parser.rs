@@ -10,6 +10,10 @@ pub type PResult<T> = Result<T, ()>;
 
 /// How deep blocks and expressions may nest before the parser gives up on them.
 const MAX_NESTING: usize = 64;
+/// How many operators one expression (or one SQL statement) may have. A chain `a + b + …`
+/// nests one level per operator in the tree every later pass walks recursively, so a bound
+/// on its length is what keeps those passes from overflowing the stack.
+pub const MAX_OPERATORS: usize = 1000;
 
 pub struct Parser<'a> {
     pub src: &'a str,
@@ -17,6 +21,10 @@ pub struct Parser<'a> {
     pub pos: usize,
     pub diags: &'a mut Vec<Diagnostic>,
     depth: usize,
+    /// Expressions being parsed, outermost first (parenthesised ones count too).
+    in_expr: usize,
+    /// Operators of the outermost expression being parsed, so far.
+    operators: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -27,6 +35,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             diags,
             depth: 0,
+            in_expr: 0,
+            operators: 0,
         }
     }
 
@@ -204,6 +214,33 @@ impl<'a> Parser<'a> {
         let result = f(self);
         self.depth -= 1;
         result
+    }
+
+    /// Runs `f` as an expression: the outermost one starts a new count of operators.
+    pub fn counting_operators<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.in_expr == 0 {
+            self.operators = 0;
+        }
+        self.in_expr += 1;
+        let result = f(self);
+        self.in_expr -= 1;
+        result
+    }
+
+    /// One more operator in the expression being parsed (the token just taken); an error
+    /// past [`MAX_OPERATORS`].
+    pub fn operator(&mut self, at: Span) -> PResult<()> {
+        self.operators += 1;
+        if self.operators <= MAX_OPERATORS {
+            return Ok(());
+        }
+        let d = Diagnostic::new(
+            format!("this expression has more than {MAX_OPERATORS} operators"),
+            at,
+            "one too many",
+        )
+        .with_hint("split it: a property can be several invariants, a condition several `if`s");
+        self.fail(d)
     }
 
     /// A string token.

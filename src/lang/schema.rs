@@ -18,7 +18,7 @@ pub fn lower_schema(cx: &mut Cx, decls: &[Decl], has_db: bool) {
                 continue;
             }
             let table = table(cx, name, columns);
-            cx.tables.push(table);
+            cx.add_table(table);
         }
     }
     for decl in decls {

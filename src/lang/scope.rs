@@ -1,6 +1,7 @@
 //! What lowering knows so far: symbols, tables, ghosts, mutexes, groups; name lookups with hints.
 
 use indexmap::IndexSet;
+use std::collections::HashMap;
 
 use super::ast::Name;
 use super::diag::Diagnostic;
@@ -36,6 +37,22 @@ pub struct Cx<'d> {
     pub redis_used: bool,
     /// Every duration written in the file, in milliseconds (for the tick).
     pub durations: Vec<u64>,
+    /// A SQL statement was met in a model without a `db` line (reported once).
+    pub sql_without_db: bool,
+    /// Where each line of the source starts (byte offsets), for [`Cx::line`].
+    line_starts: Vec<u32>,
+    /// Names to their index, for lookups that do not walk the lists: tables, ghosts,
+    /// mutexes, groups (kept by [`Cx::add_table`] and its kin).
+    index: NameIndex,
+}
+
+/// Each kind of declared name, by name.
+#[derive(Default)]
+struct NameIndex {
+    tables: HashMap<String, usize>,
+    ghosts: HashMap<String, usize>,
+    mutexes: HashMap<String, usize>,
+    groups: HashMap<String, usize>,
 }
 
 impl<'d> Cx<'d> {
@@ -49,12 +66,43 @@ impl<'d> Cx<'d> {
             tables: Vec::new(),
             ghosts: Vec::new(),
             mutexes: Vec::new(),
+            sql_without_db: false,
             groups: Vec::new(),
             redis: Vec::new(),
             redis_declared: false,
             redis_used: false,
             durations: Vec::new(),
+            line_starts: std::iter::once(0)
+                .chain(
+                    source
+                        .bytes()
+                        .enumerate()
+                        .filter(|&(_, b)| b == b'\n')
+                        .map(|(i, _)| i as u32 + 1),
+                )
+                .collect(),
+            index: NameIndex::default(),
         }
+    }
+
+    pub fn add_table(&mut self, t: Table) {
+        self.index.tables.insert(t.name.clone(), self.tables.len());
+        self.tables.push(t);
+    }
+
+    pub fn add_ghost(&mut self, g: Ghost) {
+        self.index.ghosts.insert(g.name.clone(), self.ghosts.len());
+        self.ghosts.push(g);
+    }
+
+    pub fn add_mutex(&mut self, name: String) {
+        self.index.mutexes.insert(name.clone(), self.mutexes.len());
+        self.mutexes.push(name);
+    }
+
+    pub fn add_group(&mut self, g: GroupInfo) {
+        self.index.groups.insert(g.name.clone(), self.groups.len());
+        self.groups.push(g);
     }
 
     pub fn intern(&mut self, s: &str) -> Sym {
@@ -68,20 +116,22 @@ impl<'d> Cx<'d> {
 
     /// 1-based line of a span, for "first declared on line N".
     pub fn line(&self, span: Span) -> usize {
-        let end = (span.start as usize).min(self.source.len());
-        self.source.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
+        self.line_starts.partition_point(|&s| s <= span.start)
     }
 
-    /// The index of `name` among `known`, or reports it with a did-you-mean or the list.
-    /// `what` is `[message, label, listing, none]`.
-    fn find(&mut self, name: &Name, known: &[String], what: [&str; 4]) -> Option<usize> {
-        if let Some(i) = known.iter().position(|k| *k == name.text) {
-            return Some(i);
+    /// `found`, the index of `name`; else reports it with a did-you-mean or the list of the
+    /// `known` names (only then gathered). `what` is `[message, label, listing, none]`.
+    fn find(
+        &mut self,
+        name: &Name,
+        found: Option<usize>,
+        known: impl FnOnce(&Self) -> Vec<String>,
+        what: [&str; 4],
+    ) -> Option<usize> {
+        if found.is_some() {
+            return found;
         }
+        let known = known(self);
         let [message, label, listing, none] = what;
         let hint = suggest::hint(&name.text, known.iter().map(String::as_str), listing, none);
         let d = Diagnostic::new(message, name.span, label).with_hint(hint);
@@ -90,40 +140,48 @@ impl<'d> Cx<'d> {
     }
 
     pub fn table(&mut self, name: &Name) -> Option<u16> {
-        let known: Vec<String> = self.tables.iter().map(|t| t.name.clone()).collect();
+        let found = self.index.tables.get(&name.text).copied();
+        let known = |cx: &Self| cx.tables.iter().map(|t| t.name.clone()).collect();
         let msg = format!("unknown table \"{}\"", name.text);
         let none = "no table is declared: add `table NAME (...)`";
         let what = [msg.as_str(), "no such table", "tables are", none];
-        self.find(name, &known, what).map(|i| i as u16)
+        self.find(name, found, known, what).map(|i| i as u16)
     }
 
     pub fn column(&mut self, table: u16, name: &Name) -> Option<u16> {
         let t = &self.tables[table as usize];
-        let known: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
+        let found = t.columns.iter().position(|c| c.name == name.text);
+        let known = |cx: &Self| {
+            let t = &cx.tables[table as usize];
+            t.columns.iter().map(|c| c.name.clone()).collect()
+        };
         let msg = format!("unknown column \"{}\" in table \"{}\"", name.text, t.name);
         let listing = format!("the columns of `{}` are", t.name);
         let what = [msg.as_str(), "no such column", listing.as_str(), ""];
-        self.find(name, &known, what).map(|i| i as u16)
+        self.find(name, found, known, what).map(|i| i as u16)
     }
 
     pub fn ghost(&mut self, name: &Name) -> Option<u16> {
-        let known: Vec<String> = self.ghosts.iter().map(|g| g.name.clone()).collect();
+        let found = self.index.ghosts.get(&name.text).copied();
+        let known = |cx: &Self| cx.ghosts.iter().map(|g| g.name.clone()).collect();
         let msg = format!("unknown ghost \"{}\"", name.text);
         let none = "no ghost is declared: add `ghost NAME = 0`";
         let what = [msg.as_str(), "no such ghost", "ghosts are", none];
-        self.find(name, &known, what).map(|i| i as u16)
+        self.find(name, found, known, what).map(|i| i as u16)
     }
 
     pub fn mutex(&mut self, name: &Name) -> Option<u16> {
-        let known = self.mutexes.clone();
+        let found = self.index.mutexes.get(&name.text).copied();
+        let known = |cx: &Self| cx.mutexes.clone();
         let msg = format!("unknown mutex \"{}\"", name.text);
         let none = "no mutex is declared: add `mutex NAME`";
         let what = [msg.as_str(), "no such mutex", "mutexes are", none];
-        self.find(name, &known, what).map(|i| i as u16)
+        self.find(name, found, known, what).map(|i| i as u16)
     }
 
     pub fn group(&mut self, name: &Name) -> Option<usize> {
-        let known: Vec<String> = self.groups.iter().map(|g| g.name.clone()).collect();
+        let found = self.index.groups.get(&name.text).copied();
+        let known = |cx: &Self| cx.groups.iter().map(|g| g.name.clone()).collect();
         let msg = format!("unknown process group \"{}\"", name.text);
         let what = [
             msg.as_str(),
@@ -131,13 +189,20 @@ impl<'d> Cx<'d> {
             "process groups are",
             "no process is declared",
         ];
-        self.find(name, &known, what)
+        self.find(name, found, known, what)
     }
 
     /// The op range `start..end` of a region of group `g`'s program.
     pub fn region(&mut self, g: usize, name: &Name) -> Option<(u32, u32)> {
         let info = &self.groups[g];
-        let known: Vec<String> = info.regions.iter().map(|r| r.name.clone()).collect();
+        let found = info.regions.iter().position(|r| r.name == name.text);
+        let known = |cx: &Self| {
+            cx.groups[g]
+                .regions
+                .iter()
+                .map(|r| r.name.clone())
+                .collect()
+        };
         let ranges: Vec<(u32, u32)> = info.regions.iter().map(|r| (r.start, r.end)).collect();
         let group = info.name.clone();
         let msg = format!("unknown region \"{}\" in group \"{group}\"", name.text);
@@ -152,7 +217,7 @@ impl<'d> Cx<'d> {
             listing.as_str(),
             none.as_str(),
         ];
-        self.find(name, &known, what).map(|i| ranges[i])
+        self.find(name, found, known, what).map(|i| ranges[i])
     }
 
     /// The index of the Redis server `on NAME` names.

@@ -17,6 +17,21 @@ use crate::ir::{
 /// Lowers one statement; `None` when it was reported as wrong or unsupported.
 pub fn lower_sql(cx: &mut Cx, locals: &mut Locals, sql: &SqlText) -> Option<SqlStmt> {
     let stmt = sql.stmt.as_ref()?;
+    if cx.flavour.is_none() {
+        // Said once, at the first statement: every other one has the same cause (and a
+        // model with tables was told already that they need a `db` line).
+        if !std::mem::replace(&mut cx.sql_without_db, true) && cx.tables.is_empty() {
+            let first = sql.words.first().map_or("", |w| w.text.as_str());
+            let d = Diagnostic::new(
+                "SQL needs a database, and this model declares none",
+                sql.word_span(first),
+                "no `db` line above",
+            )
+            .with_hint("add a `db postgres` (or `mysql`, `mariadb`) line and the tables it uses");
+            cx.report(d);
+        }
+        return None;
+    }
     let mut lower = SqlLower {
         cx,
         locals,
@@ -667,11 +682,17 @@ impl SqlLower<'_, '_, '_> {
     }
 
     fn expr(&mut self, table: u16, e: &sq::Expr) -> Option<Expr> {
-        let span = self.sql.map_span(e.span());
+        // Found only where it is used: sqlparser computes a span from the whole subtree, which
+        // for every node of a long `a AND b AND …` chain is quadratic.
+        let span = |this: &Self| this.sql.map_span(e.span());
         if self.in_values {
             if let sq::Expr::Identifier(_) | sq::Expr::CompoundIdentifier(_) = e {
-                let d = Diagnostic::new("an INSERT value cannot read a column", span, "a column")
-                    .with_hint("INSERT values are literals, `$locals` and `$me`");
+                let d = Diagnostic::new(
+                    "an INSERT value cannot read a column",
+                    span(self),
+                    "a column",
+                )
+                .with_hint("INSERT values are literals, `$locals` and `$me`");
                 self.cx.report(d);
                 return None;
             }
@@ -715,19 +736,28 @@ impl SqlLower<'_, '_, '_> {
                 negated,
                 global: false,
             } => self.in_list(table, expr, list, *negated),
-            sq::Expr::Value(v) => self.value(&v.value, span),
+            sq::Expr::Value(v) => self.value(&v.value, span(self)),
             sq::Expr::Nested(inner) => self.expr(table, inner),
             sq::Expr::BinaryOp { left, op, right } => {
                 let l = self.expr(table, left);
                 let r = self.expr(table, right);
                 let Some(op) = binop(op) else {
-                    return self.unsupported(&format!("the operator `{op}`"), span);
+                    return self.unsupported(&format!("the operator `{op}`"), span(self));
                 };
                 Some(Expr::Binary(op, Box::new(l?), Box::new(r?)))
             }
-            sq::Expr::UnaryOp { op, expr } => self.unary(table, *op, expr, span),
-            sq::Expr::Function(f) => self.function(f, span),
-            _ => self.unsupported(&format!("the expression `{e}`"), span),
+            sq::Expr::UnaryOp { op, expr } => {
+                let at = span(self);
+                self.unary(table, *op, expr, at)
+            }
+            sq::Expr::Function(f) => {
+                let at = span(self);
+                self.function(f, at)
+            }
+            _ => {
+                let at = span(self);
+                self.unsupported(&format!("the expression `{e}`"), at)
+            }
         }
     }
 

@@ -7,7 +7,7 @@ use sqlparser::tokenizer::Location;
 use super::ast::{LockAst, Name, SqlText, StmtKind};
 use super::diag::Diagnostic;
 use super::lexer::Tok;
-use super::parser::{PResult, Parser};
+use super::parser::{PResult, Parser, MAX_OPERATORS};
 use crate::ir::{LockMode, Span, WaitPolicy};
 
 pub const SQL_SUBSET: &str = "the SQL subset is `SELECT cols FROM t [WHERE e] [ORDER BY c] [LIMIT n] \
@@ -60,9 +60,14 @@ impl Parser<'_> {
         self.pos = end;
         let parsed_end = lock_at.map_or(stop, |at| self.toks[at - 1].span.end as usize);
         let src = self.src;
-        let stmt = self.run_sqlparser(&src[base..parsed_end], base);
+        let stmt = if self.too_many_sql_operators(start, text_end) {
+            None
+        } else {
+            self.run_sqlparser(&src[base..parsed_end], base)
+        };
         let sql = SqlText {
             stmt,
+            ascii: text.is_ascii(),
             text,
             base,
             into,
@@ -247,6 +252,38 @@ impl Parser<'_> {
         Ok(names)
     }
 
+    /// Whether the statement's tokens `start..end` hold more than [`MAX_OPERATORS`]
+    /// operators and list commas (reported): sqlparser and the lowering walk its tree
+    /// recursively, one level per operator of a chain or item of an `IN` list.
+    fn too_many_sql_operators(&mut self, start: usize, end: usize) -> bool {
+        let is_operator = |t: &Tok| match t {
+            Tok::Word(w) => ["and", "or", "not"]
+                .iter()
+                .any(|k| w.eq_ignore_ascii_case(k)),
+            Tok::Punct(p) => matches!(
+                *p,
+                "+" | "-" | "*" | "/" | "=" | "==" | "<>" | "!=" | "<" | "<=" | ">" | ">=" | ","
+            ),
+            _ => false,
+        };
+        let Some(at) = self.toks[start..end]
+            .iter()
+            .filter(|t| is_operator(&t.tok))
+            .nth(MAX_OPERATORS)
+            .map(|t| t.span)
+        else {
+            return false;
+        };
+        let d = Diagnostic::new(
+            format!("this SQL statement has more than {MAX_OPERATORS} operators and list items"),
+            at,
+            "one too many",
+        )
+        .with_hint("split the condition over several statements, or into a shorter one");
+        self.diags.push(d);
+        true
+    }
+
     fn run_sqlparser(&mut self, text: &str, base: usize) -> Option<sqlparser::ast::Statement> {
         match SqlParser::parse_sql(&PostgreSqlDialect {}, text) {
             Ok(mut stmts) if stmts.len() == 1 => stmts.pop(),
@@ -299,8 +336,16 @@ fn parse_location(s: &str) -> Option<Location> {
 
 /// Byte offset in `text` of a sqlparser location (1-based line and character column).
 pub fn offset_in(text: &str, loc: Location) -> Option<usize> {
+    offset_in_text(text, loc, false)
+}
+
+/// [`offset_in`], told whether `text` is ASCII (then a column is a byte count).
+fn offset_in_text(text: &str, loc: Location, ascii: bool) -> Option<usize> {
     if loc.line == 0 || loc.column == 0 {
         return None;
+    }
+    if ascii && loc.line == 1 {
+        return Some(((loc.column - 1) as usize).min(text.len()));
     }
     let mut line_start = 0;
     for _ in 1..loc.line {
@@ -332,8 +377,8 @@ fn word_span(src: &str, offset: usize, end: usize) -> Span {
 impl SqlText {
     /// A sqlparser span as a span of the model file; the whole statement when it has none.
     pub fn map_span(&self, span: sqlparser::tokenizer::Span) -> Span {
-        let start = offset_in(&self.text, span.start);
-        let end = offset_in(&self.text, span.end);
+        let start = offset_in_text(&self.text, span.start, self.ascii);
+        let end = offset_in_text(&self.text, span.end, self.ascii);
         match (start, end) {
             (Some(s), Some(e)) if s <= e => Span::new(self.base + s, self.base + e),
             (Some(s), _) => Span::new(self.base + s, self.base + s),

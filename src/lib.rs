@@ -13,6 +13,7 @@ pub mod exec;
 pub mod explore;
 pub mod ir;
 pub mod lang;
+mod limits;
 pub mod trace;
 pub mod verdict;
 pub mod world;
@@ -24,6 +25,9 @@ pub use verdict::Verdict;
 
 use std::path::Path;
 use std::sync::Arc;
+
+/// The largest model file read, in bytes.
+const MAX_FILE: u64 = 16 << 20;
 
 /// A parsed, resolved model, ready to check.
 #[derive(Clone, Debug)]
@@ -62,11 +66,37 @@ impl Model {
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: shown.clone(),
             source,
-        })?;
-        Self::parse(&shown, &text)
+        };
+        let mut bytes = Vec::new();
+        let file = std::fs::File::open(path).map_err(io)?;
+        if file.metadata().map_err(io)?.is_dir() {
+            let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder");
+            return Err(io(e));
+        }
+        // A model is a few kilobytes: reading stops past the limit (`/dev/zero` never ends).
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE + 1), &mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_FILE {
+            let e = std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "it is larger than {} MiB, far more than a model",
+                    MAX_FILE >> 20
+                ),
+            );
+            return Err(io(e));
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => Self::parse(&shown, &text),
+            Err(e) => Err(Error::Invalid(lang::not_utf8(
+                &shown,
+                e.as_bytes(),
+                e.utf8_error(),
+            ))),
+        }
     }
 
     /// Parses model text; `origin` names it in messages.
@@ -165,8 +195,9 @@ impl Model {
     }
 
     /// As [`Model::check_with`], calling `monitor` with the search's progress every few
-    /// thousand states; it may end the search with a bound (a time or memory limit), which
-    /// gives an incomplete verdict.
+    /// thousand states; it may end the search with a bound, which gives an incomplete verdict.
+    /// The limits of `opts` (`time_limit`, `max_memory`) are watched on a thread of their own
+    /// and hold within one state's expansion, the counterexample pass included.
     #[must_use]
     pub fn check_monitored(
         &self,
@@ -174,7 +205,21 @@ impl Model {
         monitor: &mut dyn FnMut(&explore::Progress) -> Option<explore::Bound>,
     ) -> Verdict {
         let started = std::time::Instant::now();
-        let (outcome, stats) = explore::explore_with(&self.ir, opts, monitor);
+        let stop = explore::Stop::default();
+        let (outcome, stats) = limits::watched(&opts, &stop, || {
+            let mut watch =
+                |p: &explore::Progress| monitor(p).or_else(|| limits::store_too_big(&opts, p));
+            let (outcome, stats) = explore::explore_with(&self.ir, opts, &mut watch, &stop);
+            let outcome = match outcome {
+                // Building the trace is part of the search: a limit raised meanwhile holds.
+                explore::Outcome::Failed { .. } if stop.raised().is_some() => {
+                    let bound = stop.raised().expect("checked");
+                    explore::Outcome::Incomplete { bound }
+                }
+                o => o,
+            };
+            (outcome, stats)
+        });
         let seconds = started.elapsed().as_secs_f64();
         let trace = match &outcome {
             explore::Outcome::Failed {

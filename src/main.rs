@@ -1,5 +1,6 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
+mod memory;
 mod units;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -38,16 +39,27 @@ macro_rules! outln {
 #[command(
     name = "interlock",
     version,
-    about = "Explore every interleaving of a concurrency scenario: prove its invariants or print the shortest counterexample."
+    about = "Explore every interleaving of a concurrency scenario: prove its invariants or print the shortest counterexample.",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// The exit codes, as `--help` prints them (docs/tutorial.md says the same).
+const EXIT_CODES: &str =
+    "Exit codes (over several models the highest in this order wins: 2, 1, 3, 0):
+  0  every model's expectation is met
+  1  an expectation is not met (a property violated that should hold, or the reverse)
+  2  bad input or usage: a model with mistakes, a missing file, a folder with no .model file
+  3  incomplete: a bound or limit (--max-states, --max-depth, --time-limit, --max-memory)
+     ended a search before it covered every state, and nothing else went wrong";
+
 #[derive(Subcommand)]
 enum Command {
     /// Check model files (or every `.model` file under a folder) against their expectations.
+    #[command(after_help = EXIT_CODES)]
     Check {
         /// Files or folders; default `models`.
         paths: Vec<PathBuf>,
@@ -114,9 +126,11 @@ struct SearchArgs {
     #[arg(long, value_name = "DURATION", value_parser = units::seconds)]
     time_limit: Option<u64>,
     /// Stop (verdict: incomplete) once the process uses this much memory: MiB (`512`), or
-    /// with a unit (`512MiB`, `512M`, `2GiB`, `2G`).
-    #[arg(long, value_name = "SIZE", value_parser = units::mebibytes)]
-    max_memory: Option<u64>,
+    /// with a unit (`512MiB`, `512M`, `2GiB`, `2G`); `none` for no limit. Default: 75% of
+    /// the memory this process may use (the smaller of physical memory and the control
+    /// group's limit), so that a search that would be killed ends incomplete instead.
+    #[arg(long, value_name = "SIZE", value_parser = units::memory_limit)]
+    max_memory: Option<units::Limit>,
     /// No live progress line (it is shown on a terminal only, and not with --quiet).
     #[arg(long)]
     no_progress: bool,
@@ -132,6 +146,16 @@ enum Reduce {
 }
 
 impl SearchArgs {
+    /// The memory limit in MiB: the one given, or the default (none where the system does
+    /// not say how much memory there is).
+    fn max_memory(&self) -> Option<u64> {
+        match self.max_memory {
+            Some(units::Limit::None) => None,
+            Some(units::Limit::Mib(m)) => Some(m),
+            None => memory::default_limit(),
+        }
+    }
+
     fn options(&self, max_states: Option<usize>, max_depth: Option<usize>) -> Options {
         let threads = self.threads.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -150,6 +174,8 @@ impl SearchArgs {
             } else {
                 StepMemo::Warm
             },
+            time_limit: self.time_limit,
+            max_memory: self.max_memory(),
         }
     }
 }
@@ -177,8 +203,32 @@ enum Format {
     Json,
 }
 
+/// The command line, with the default memory limit of this machine in its help.
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let default = match memory::available() {
+        Some((mib, what)) => format!(
+            "Default: {}% of {what} ({mib} MiB), {} MiB here",
+            memory::DEFAULT_SHARE,
+            mib * memory::DEFAULT_SHARE / 100
+        ),
+        None => "Default: none (this system does not say how much memory it has)".to_string(),
+    };
+    let help = format!(
+        "Stop (verdict: incomplete) once the process uses this much memory: MiB (`512`), or \
+         with a unit (`512MiB`, `512M`, `2GiB`, `2G`); `none` for no limit. {default}: a \
+         search that would be killed for memory ends incomplete instead"
+    );
+    let with_help = |c: clap::Command| c.mut_arg("max_memory", |a| a.help(help.clone()));
+    let cmd = Cli::command()
+        .mut_subcommand("check", with_help)
+        .mut_subcommand("bench", with_help);
+    let matches = cmd.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     match cli.command {
         Command::Check {
             paths,
@@ -197,7 +247,16 @@ fn main() -> ExitCode {
             }
             let opts = search.options(max_states, max_depth);
             let watch = Watch::new(&search, !quiet && format == Format::Text);
-            check(&paths, format, quiet, opts, db.map(Db::flavour), &watch)
+            let default_memory = search.max_memory.is_none();
+            check(
+                &paths,
+                format,
+                quiet,
+                default_memory,
+                opts,
+                db.map(Db::flavour),
+                &watch,
+            )
         }
         Command::List { paths } => list(&paths),
         Command::Bench {
@@ -222,7 +281,15 @@ fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
+            let before = out.len();
             collect(p, &mut out).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?;
+            if out.len() == before {
+                return Err(format!(
+                    "error: no .model file in {}\n  hint: give a .model file, or a folder that \
+                     holds some (its subfolders are searched too)",
+                    p.display()
+                ));
+            }
         } else if p.exists() {
             out.push(p.clone());
         } else {
@@ -250,10 +317,12 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check(
     paths: &[PathBuf],
     format: Format,
     quiet: bool,
+    default_memory: bool,
     opts: Options,
     db: Option<Flavour>,
     watch: &Watch,
@@ -266,6 +335,7 @@ fn check(
         }
     };
     let mut rows: Vec<(String, Result<Verdict, ()>)> = Vec::new();
+    let default_memory = default_memory && opts.max_memory.is_some();
     for f in &files {
         let shown = f.display().to_string();
         match load(f, db) {
@@ -281,6 +351,14 @@ fn check(
                     if format == Format::Text && !quiet && (alone || v.trace.is_some() || !v.met())
                     {
                         outln!("{label}: {}\n{}", v.model.name, v.render());
+                        if default_memory && stopped_for_memory(&v) {
+                            outln!(
+                                "  the default memory limit ({}% of what this process may use) \
+                                 ended it: `--max-memory none` lifts it;\n  `--fingerprints` \
+                                 or `--dfs` need far less memory\n",
+                                memory::DEFAULT_SHARE
+                            );
+                        }
                     }
                     rows.push((label, Ok(v)));
                 }
@@ -303,6 +381,16 @@ fn check(
     exit_code(&rows)
 }
 
+/// Whether a memory limit ended the search.
+fn stopped_for_memory(v: &Verdict) -> bool {
+    matches!(
+        v.outcome,
+        interlock::explore::Outcome::Incomplete {
+            bound: interlock::explore::Bound::MaxMemory(_)
+        }
+    )
+}
+
 /// The model in a file, once per flavour it states expectations for, or against `db` only.
 fn load(path: &Path, db: Option<Flavour>) -> Result<Vec<Model>, Error> {
     let m = Model::from_file(path)?;
@@ -312,14 +400,18 @@ fn load(path: &Path, db: Option<Flavour>) -> Result<Vec<Model>, Error> {
     }
 }
 
+/// The exit code of a run over several models: each model's, the highest in the order
+/// 2 (bad input) > 1 (not met) > 3 (incomplete) > 0 (met) winning ([`EXIT_CODES`]).
 fn exit_code(rows: &[(String, Result<Verdict, ()>)]) -> ExitCode {
-    if rows.iter().any(|(_, r)| r.is_err()) {
-        ExitCode::from(2)
-    } else if rows.iter().all(|(_, r)| r.as_ref().is_ok_and(Verdict::met)) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    let code = |r: &Result<Verdict, ()>| match r {
+        Err(()) => 2u8,
+        Ok(v) if matches!(v.outcome, interlock::explore::Outcome::Incomplete { .. }) => 3,
+        Ok(v) if v.met() => 0,
+        Ok(_) => 1,
+    };
+    let precedence = |c: &u8| [0, 2, 3, 1][*c as usize];
+    let worst = rows.iter().map(|(_, r)| code(r)).max_by_key(precedence);
+    ExitCode::from(worst.unwrap_or(0))
 }
 
 fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
@@ -344,7 +436,11 @@ fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
             Ok(v) => format!(
                 "{f:<w$}  {:<vw$}  {:<9}  {:>9}  {:>6.2}s",
                 v.summary(),
-                if v.met() { "yes" } else { "NO" },
+                match (&v.outcome, v.met()) {
+                    (interlock::explore::Outcome::Incomplete { .. }, _) => "unknown",
+                    (_, true) => "yes",
+                    (_, false) => "NO",
+                },
                 v.stats.states,
                 v.seconds
             ),
@@ -494,11 +590,9 @@ fn expectation(e: &interlock::ir::Expect) -> String {
     }
 }
 
-/// The CLI's side of a running search: the live progress line and the limits that need the
-/// wall clock or the process's memory, which the engine core never reads.
+/// The CLI's side of a running search: the live progress line (the limits are the
+/// options', measured by the library).
 struct Watch {
-    time_limit: Option<u64>,
-    max_memory: Option<u64>,
     progress: bool,
 }
 
@@ -506,8 +600,6 @@ impl Watch {
     fn new(args: &SearchArgs, wanted: bool) -> Self {
         use std::io::IsTerminal;
         Watch {
-            time_limit: args.time_limit,
-            max_memory: args.max_memory,
             progress: wanted && !args.no_progress && std::io::stderr().is_terminal(),
         }
     }
@@ -525,30 +617,24 @@ impl Watch {
         });
         let mut last = 0.0f64;
         let v = m.check_monitored(opts, &mut |p| {
+            let Some(bar) = &bar else {
+                return None;
+            };
             let secs = started.elapsed().as_secs_f64();
-            let rss = rss_mib();
-            if let Some(bar) = &bar {
-                let rate = p.states as f64 / secs.max(1e-3);
-                bar.set_message(format!(
-                    "{} states, {:.0}/s, depth {}, queue {}, {} MiB",
-                    p.states,
-                    rate,
-                    p.depth,
-                    p.queue,
-                    rss.map_or_else(|| "?".to_string(), |m| m.to_string())
-                ));
-                if secs - last > 0.1 {
-                    bar.tick();
-                    last = secs;
-                }
+            let rate = p.states as f64 / secs.max(1e-3);
+            bar.set_message(format!(
+                "{} states, {:.0}/s, depth {}, queue {}, {} MiB",
+                p.states,
+                rate,
+                p.depth,
+                p.queue,
+                resident_mib().map_or_else(|| "?".to_string(), |m| m.to_string())
+            ));
+            if secs - last > 0.1 {
+                bar.tick();
+                last = secs;
             }
-            if let Some(limit) = self.time_limit.filter(|&t| secs >= t as f64) {
-                return Some(interlock::explore::Bound::TimeLimit(limit));
-            }
-            let used = rss.unwrap_or((p.store_bytes >> 20) as u64);
-            self.max_memory
-                .filter(|&max| used >= max)
-                .map(interlock::explore::Bound::MaxMemory)
+            None
         });
         if let Some(bar) = bar {
             bar.finish_and_clear();
@@ -558,7 +644,7 @@ impl Watch {
 }
 
 /// The resident memory of this process in MiB, where the system tells it (Linux).
-fn rss_mib() -> Option<u64> {
+fn resident_mib() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some((pages * 4096) >> 20)

@@ -14,6 +14,23 @@ pub fn mebibytes(text: &str) -> Result<u64, String> {
     scaled(text, &units, "MiB", hint)
 }
 
+/// A memory limit: a size, or `none`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    None,
+    Mib(u64),
+}
+
+/// `--max-memory`: a size as [`mebibytes`] reads it, or `none` for no limit.
+pub fn memory_limit(text: &str) -> Result<Limit, String> {
+    if text.trim().eq_ignore_ascii_case("none") {
+        return Ok(Limit::None);
+    }
+    mebibytes(text)
+        .map(Limit::Mib)
+        .map_err(|e| format!("{e}, or `none` for no limit"))
+}
+
 /// `text` as a whole number followed by one of `units` (or none: the base unit), times the
 /// unit's factor.
 fn scaled(text: &str, units: &[(&str, u64)], base: &str, hint: &str) -> Result<u64, String> {

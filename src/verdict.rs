@@ -48,6 +48,10 @@ impl Verdict {
                 failure: Failure::Deadlock,
                 ..
             } => "deadlock".into(),
+            Outcome::Failed {
+                failure: Failure::Unevaluable(i),
+                ..
+            } => format!("cannot evaluate {}", self.model.properties[*i].name),
             Outcome::Failed { failure, .. } => format!("violated {}", failure.name(&self.model)),
             Outcome::Incomplete { bound } => format!("incomplete ({})", bound_text(*bound)),
         }
@@ -86,6 +90,9 @@ impl Verdict {
             (Outcome::Failed { failure, .. }, Some(t)) => {
                 let what = match failure {
                     Failure::Deadlock => "deadlock".to_string(),
+                    Failure::Unevaluable(i) => {
+                        format!("{} cannot be evaluated", m.properties[*i].name)
+                    }
                     f => format!("{} violated", f.name(m)),
                 };
                 let n = t.steps.len();
@@ -111,7 +118,12 @@ impl Verdict {
                     ),
                 };
                 out.push_str(&format!("✗ {what} — {shape}\n  ({counts})\n\n"));
-                out.push_str(&trace::text::render(m, t));
+                if n > 0 {
+                    out.push_str(&trace::text::render(m, t));
+                }
+                if let Failure::Unevaluable(i) = failure {
+                    out.push_str(&unevaluable_hint(m, t, *i));
+                }
             }
             (Outcome::Holds, _) => out.push_str(&format!("✓ holds ({counts})\n")),
             _ => out.push_str(&format!("? {} ({counts})\n", self.summary())),
@@ -149,6 +161,26 @@ impl Verdict {
     pub fn assert_expected(&self) {
         assert!(self.met(), "{}:\n{}", self.model.origin, self.render());
     }
+}
+
+/// Why a property could not be evaluated, and how to write it so that it can.
+fn unevaluable_hint(m: &Model, t: &Trace, i: usize) -> String {
+    let p = &m.properties[i];
+    let (line, col) = m.line_col_of(p.span);
+    let when = match t.steps.len() {
+        0 => "in the initial state".to_string(),
+        n => format!("after step {n}"),
+    };
+    let why = crate::explore::evaluation_error(m, &t.end, i).map_or("an error", |e| e.message());
+    format!(
+        "{} `{}` cannot be evaluated {when}\n  --> {}:{line}:{col}\n  why: {why}\n  this is a \
+         mistake in the model, not a verdict about it\n  hint: an absent Redis key, a missing \
+         row or a local not yet set reads as nil, which is\n        not a number; test for it \
+         first, as in `redis(k) = nil or redis(k) <= 3`\n",
+        p.kind.keyword(),
+        p.name,
+        m.origin
+    )
 }
 
 fn bound_text(b: Bound) -> String {

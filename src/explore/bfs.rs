@@ -7,14 +7,18 @@ use super::properties::{check, rank, Checker, Failure};
 use super::queue::Queue;
 use super::reduce::{Expansion, Reducer, Scratch};
 use super::store::{pack, unpack, Store};
-use super::{switches, Bound, Options, Outcome, Progress, Stats};
+use super::{switches, Bound, Options, Outcome, Progress, Stats, Stop};
 use crate::exec::Choice;
 use crate::ir::Model;
 use crate::world::codec::{Packer, Unpacker};
 use crate::world::State;
 
-/// States expanded per batch: the unit of parallel work and of progress reports.
+/// States expanded per batch at most: the unit of parallel work and of progress reports.
 const BATCH: usize = 4096;
+/// The packed successors a batch may hold, roughly: a batch of states with many large
+/// successors (thousands of processes) is cut shorter, so that the caller's limits, checked
+/// between batches, hold within this much memory.
+const BATCH_BYTES: usize = 32 << 20;
 /// States per chunk a thread claims at a time.
 const CHUNK: usize = 64;
 
@@ -200,6 +204,9 @@ struct Bfs<'m, 'f> {
     edges: Option<Vec<Vec<(Choice, u32)>>>,
     stats: Stats,
     monitor: &'f mut dyn FnMut(&Progress) -> Option<Bound>,
+    /// A limit raised from outside: polled before each state is expanded and each batch
+    /// merged.
+    stop: &'f Stop,
     /// The search's own thread's worker, kept from batch to batch.
     mine: Option<Worker>,
     /// One thread, a small search: the states themselves, so that they need not be unpacked.
@@ -213,16 +220,21 @@ struct Bfs<'m, 'f> {
     kept: Vec<Option<State>>,
     /// One thread: the buffers of the batch merged last, emptied, for the next batch.
     spare: Option<Expansions>,
+    /// States in the next batch: [`BATCH`], or fewer when the last batch's successors took
+    /// many bytes a state ([`BATCH_BYTES`]). Batches are merged in state order, so where
+    /// they end changes nothing but how often the limits are checked.
+    batch: usize,
 }
 
 /// Explores every reachable state of `m` breadth-first (see [`explore_with`]).
 #[must_use]
 pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
-    explore_with(m, opts, &mut |_| None)
+    explore_with(m, opts, &mut |_| None, &Stop::default())
 }
 
 /// Explores every reachable state of `m` breadth-first; `monitor` sees the progress after
-/// every batch and may stop the search with a bound.
+/// every batch and may stop the search with a bound, and a bound raised on `stop` (by
+/// another thread) stops it within a state's expansion.
 ///
 /// Layer by layer: a failure found in a layer ends the search once that layer is complete, so
 /// the counterexample is a shortest one and the choice among equally short ones does not
@@ -236,17 +248,18 @@ pub fn explore_with(
     m: &Model,
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
+    stop: &Stop,
 ) -> (Outcome, Stats) {
     if opts.dfs && !m.properties.iter().any(|p| p.kind.is_liveness()) {
-        return super::dfs::search(m, opts, monitor);
+        return super::dfs::search(m, opts, monitor, stop);
     }
-    let (outcome, stats) = search(m, opts, monitor);
+    let (outcome, stats) = search(m, opts, monitor, stop);
     // Partial-order reduction keeps some path to every failure, not every shortest one: when
     // it cut any expansion short, the counterexample comes from a search without it
     // (symmetry keeps shortest paths).
     if stats.ample > 0 && matches!(outcome, Outcome::Failed { .. }) {
         let opts = Options { por: false, ..opts };
-        return search(m, opts, monitor);
+        return search(m, opts, monitor, stop);
     }
     (outcome, stats)
 }
@@ -255,6 +268,7 @@ fn search(
     m: &Model,
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
+    stop: &Stop,
 ) -> (Outcome, Stats) {
     let live = m.properties.iter().any(|p| p.kind.is_liveness());
     let r = Reducer::new(m, &opts);
@@ -273,12 +287,14 @@ fn search(
         edges: live.then(Vec::new),
         stats,
         monitor,
+        stop,
         mine: None,
         decoded: None,
         decoding: None,
         spent: None,
         kept: Vec::new(),
         spare: None,
+        batch: 1,
     };
     let outcome = b.run();
     b.stats.states = b.store.len();
@@ -362,7 +378,7 @@ impl Bfs<'_, '_> {
         lo: usize,
         first: impl FnOnce(&mut Self) -> R,
     ) -> (Vec<Expansions>, R) {
-        let hi = (lo + BATCH).min(end);
+        let hi = (lo + self.batch).min(end);
         let (r, hash) = (self.r, self.store.hasher());
         // The search's own thread keeps its worker from batch to batch, unless this batch
         // wants larger caches than it has.
@@ -384,6 +400,9 @@ impl Bfs<'_, '_> {
             let mut out = self.spare.take().unwrap_or_default();
             let mut buffer = Vec::new();
             for i in lo..hi {
+                if self.stop.raised().is_some() {
+                    break; // the merge ends the search before it reads this batch
+                }
                 match &self.decoded {
                     Some(states) => mine.expand_state(r, &states[i - start], hash, keep, &mut out),
                     None => mine.expand(r, self.packed(start, i, &mut buffer), hash, &mut out),
@@ -396,9 +415,13 @@ impl Bfs<'_, '_> {
         // Several: the merge writes the store while the others expand a copy of the batch.
         let inputs = self.inputs(start, lo, hi);
         let init = || Worker::new(r.m, hi - lo);
+        let stop = self.stop;
         let expand = |w: &mut Worker, range: std::ops::Range<usize>| {
             let mut out = Expansions::default();
             for k in range {
+                if stop.raised().is_some() {
+                    break; // the merge ends the search before it reads this batch
+                }
                 w.expand(r, inputs.get(k), hash, &mut out);
             }
             out
@@ -441,6 +464,13 @@ impl Bfs<'_, '_> {
         (lo, hi): (usize, usize),
         batch: Vec<Expansions>,
     ) -> Option<Outcome> {
+        // A batch expanded after a limit was raised may be cut short: never merged.
+        if let Some(bound) = self.stop.raised() {
+            return Some(Outcome::Incomplete { bound });
+        }
+        let bytes: usize = batch.iter().map(|b| b.packed.len()).sum();
+        let per_state = bytes / (hi - lo).max(1);
+        self.batch = (BATCH_BYTES / per_state.max(1)).clamp(1, BATCH);
         let hashes = batch.iter().flat_map(|b| b.succ.iter().map(|n| n.hash));
         self.store.preload(hashes);
         let states = batch
@@ -606,7 +636,15 @@ impl Bfs<'_, '_> {
             .map(|&(_, j)| j)
             .collect();
         let path = match &self.store {
-            Store::Exact(seen) => switches::fewest(self.r, seen, &self.bounds, &targets),
+            Store::Exact(seen) => {
+                match switches::fewest(self.r, seen, &self.bounds, &targets, self.stop) {
+                    Some(path) => path,
+                    None => {
+                        let bound = self.stop.raised().expect("only a limit cuts it short");
+                        return Outcome::Incomplete { bound };
+                    }
+                }
+            }
             Store::Prints(_) => self.parent_path(targets[0]),
         };
         self.r.failed(best, &path)

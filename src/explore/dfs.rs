@@ -5,7 +5,7 @@
 use super::properties::{check, Failure};
 use super::reduce::{Reducer, Scratch};
 use super::store::{pack, Store};
-use super::{Bound, Options, Outcome, Progress, Stats};
+use super::{Bound, Options, Outcome, Progress, Stats, Stop};
 use crate::exec::Choice;
 use crate::ir::Model;
 use crate::world::State;
@@ -21,6 +21,7 @@ pub fn search(
     m: &Model,
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
+    stop: &Stop,
 ) -> (Outcome, Stats) {
     let r = Reducer::new(m, &opts);
     let mut stats = Stats {
@@ -40,6 +41,9 @@ pub fn search(
     let mut next = Some((Choice::Tick, init));
     loop {
         if let Some((via, s)) = next.take() {
+            if let Some(bound) = stop.raised() {
+                return (Outcome::Incomplete { bound }, stats);
+            }
             stats.states = store.len();
             check(m, &s, &mut fails);
             let mut succ = Vec::new();

@@ -13,13 +13,15 @@ mod prints;
 mod properties;
 pub mod queue;
 mod reduce;
+mod stop;
 mod store;
 mod switches;
 pub mod symmetry;
 pub mod waits;
 
 pub use bfs::{explore, explore_with};
-pub use properties::{check, Checker, Failure};
+pub use properties::{check, evaluation_error, Checker, Failure};
+pub use stop::Stop;
 pub use store::collision_probability;
 
 use crate::exec::Choice;
@@ -50,6 +52,13 @@ pub struct Options {
     /// (docs/explorer.md, "The step memo"). A cache: states, verdicts and traces are the same
     /// without it.
     pub step_memo: StepMemo,
+    /// Stop (incomplete) after this many seconds of wall-clock time. The engine never reads
+    /// the clock: [`crate::Model::check_with`] measures it on a thread of its own and raises
+    /// the limit on the search's [`Stop`].
+    pub time_limit: Option<u64>,
+    /// Stop (incomplete) once the process's resident memory reaches this many MiB, measured
+    /// like `time_limit` (Linux; elsewhere the visited set's own size is counted).
+    pub max_memory: Option<u64>,
 }
 
 /// When the step memo takes a thread's steps.
@@ -76,6 +85,8 @@ impl Default for Options {
             fingerprints: false,
             dfs: false,
             step_memo: StepMemo::Warm,
+            time_limit: None,
+            max_memory: None,
         }
     }
 }

@@ -13,6 +13,9 @@ use crate::world::State;
 pub enum Failure {
     /// Property number `0` (index into `Model::properties`) is false.
     Property(usize),
+    /// Property number `0` cannot be evaluated in the state (nil compared with an integer, a
+    /// division by zero): a mistake in the model, not a verdict about it.
+    Unevaluable(usize),
     /// A process stopped on a runtime error in the model.
     RuntimeError(Pid),
     /// No process can step, time cannot pass, and some process has not finished.
@@ -24,11 +27,17 @@ impl Failure {
     #[must_use]
     pub fn name(self, m: &Model) -> String {
         match self {
-            Failure::Property(i) => m.properties[i].name.clone(),
+            Failure::Property(i) | Failure::Unevaluable(i) => m.properties[i].name.clone(),
             Failure::RuntimeError(_) => "no_runtime_error".into(),
             Failure::Deadlock => "deadlock".into(),
         }
     }
+}
+
+/// Why property `i` cannot be evaluated in `s`, if it cannot.
+#[must_use]
+pub fn evaluation_error(m: &Model, s: &State, i: usize) -> Option<crate::world::process::RunError> {
+    eval(&m.properties[i].expr, &Scope::global(m, s)).err()
 }
 
 /// The failures of one state (not deadlock, which needs its successors), in priority order:
@@ -46,9 +55,10 @@ fn properties(m: &Model, s: &State, out: &mut Vec<Failure>) {
         if (p.kind == PropertyKind::Final && !fin) || p.kind.is_liveness() {
             continue;
         }
-        // A property that cannot be evaluated (nil arithmetic) counts as false.
-        if !eval(&p.expr, &sc).is_ok_and(|v| v.truthy()) {
-            out.push(Failure::Property(i));
+        match eval(&p.expr, &sc) {
+            Ok(v) if v.truthy() => {}
+            Ok(_) => out.push(Failure::Property(i)),
+            Err(_) => out.push(Failure::Unevaluable(i)),
         }
     }
 }

@@ -149,15 +149,42 @@ impl<'m> Reducer<'m> {
     }
 
     /// Every transition out of representative `s` (no partial-order reduction, mirrors
-    /// included), each with its target's representative and the renaming into it: what the
-    /// fewest-switches pass walks.
-    pub fn expand_all(&self, s: &State, out: &mut Vec<(Choice, State, Option<Perm>)>) {
+    /// included), each with the index in `targets` of its target's representative and the
+    /// renaming into it: what the fewest-switches pass walks. A mirror's transition is its
+    /// partner's seen through the swap of the two (same representative, renaming composed):
+    /// with thousands of interchangeable processes, each target is canonicalised once.
+    pub fn expand_all(
+        &self,
+        s: &State,
+        out: &mut Vec<(Choice, usize, Option<Perm>)>,
+        targets: &mut Vec<State>,
+    ) {
         let mut succ = Vec::new();
         successors(self.m, s, &mut succ);
         out.clear();
+        targets.clear();
+        let partners = self.sym.as_ref().map(|sym| sym.mirror_partners(s));
+        let mut seen: rustc_hash::FxHashMap<Choice, usize> = rustc_hash::FxHashMap::default();
         for (c, n) in succ {
-            let (t, p) = self.canon(n);
-            out.push((c, t, p));
+            let mirrored = partners.as_ref().and_then(|partners| {
+                let q = actor_of(c)?;
+                let p = partners[q.index()]?;
+                let mut swap = Perm::identity(s.procs.len());
+                swap.new.swap(p as usize, q.index());
+                let &k = seen.get(&Symmetry::rename(c, &swap))?;
+                let (_, t, perm) = &out[k];
+                let perm = perm
+                    .as_ref()
+                    .map_or_else(|| swap.clone(), |p| p.after(&swap));
+                Some((*t, Some(perm)))
+            });
+            let (t, perm) = mirrored.unwrap_or_else(|| {
+                let (t, perm) = self.canon(n);
+                targets.push(t);
+                (targets.len() - 1, perm)
+            });
+            seen.insert(c, out.len());
+            out.push((c, t, perm));
         }
     }
 
@@ -227,5 +254,21 @@ impl<'m> Reducer<'m> {
             path,
             loop_start: None,
         }
+    }
+}
+
+/// The process a transition belongs to: its actor, or the process a timer, fault or delay
+/// of it concerns; `None` for time, replication, failover and clock jumps.
+fn actor_of(c: Choice) -> Option<crate::world::value::Pid> {
+    match c {
+        Choice::Proc(p)
+        | Choice::Check(p)
+        | Choice::Timeout(p)
+        | Choice::Renew(p)
+        | Choice::Resume(p)
+        | Choice::Finish(p)
+        | Choice::Fault { pid: p, .. }
+        | Choice::Drift { pid: p, .. } => Some(p),
+        Choice::Tick | Choice::Replicate(_) | Choice::Failover { .. } | Choice::Jump { .. } => None,
     }
 }

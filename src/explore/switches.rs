@@ -6,6 +6,7 @@
 
 use super::reduce::Reducer;
 use super::store::Seen;
+use super::Stop;
 use crate::exec::Choice;
 use crate::world::value::Pid;
 use rustc_hash::FxHashMap;
@@ -20,12 +21,19 @@ struct Entry {
 
 /// The path (as choices from the initial state) to one of `targets` (all in the same layer)
 /// with the fewest switches between acting processes; ties go to the earlier discovered.
+/// `None` when a limit raised on `stop` cut the pass short.
 ///
 /// Under symmetry reduction states are representatives: an entry's last actor is named as
 /// in its own state, and renamed along each edge, so switches count between the concrete
 /// processes of the path the choices will be renamed into.
 #[must_use]
-pub fn fewest(r: &Reducer, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Vec<Choice> {
+pub fn fewest(
+    r: &Reducer,
+    seen: &Seen,
+    bounds: &[usize],
+    targets: &[u32],
+    stop: &Stop,
+) -> Option<Vec<Choice>> {
     let depth = bounds
         .iter()
         .rposition(|&b| b <= targets[0] as usize)
@@ -36,7 +44,8 @@ pub fn fewest(r: &Reducer, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Ve
         switches: 0,
         from: None,
     }]];
-    let mut succ = Vec::new();
+    let (mut succ, mut targets_of) = (Vec::new(), Vec::new());
+    let mut index_of: Vec<Option<usize>> = Vec::new();
     for k in 0..depth {
         let (lo, hi) = (bounds[k + 1], bounds[k + 2]);
         let mut next: Vec<Entry> = Vec::new();
@@ -44,13 +53,18 @@ pub fn fewest(r: &Reducer, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Ve
         let cur = &layers[k];
         let mut e = 0;
         while e < cur.len() {
+            if stop.raised().is_some() {
+                return None;
+            }
             let state = cur[e].state;
-            r.expand_all(&seen.get(state as usize), &mut succ);
+            r.expand_all(&seen.get(state as usize), &mut succ, &mut targets_of);
+            index_of.clear();
+            index_of.extend(targets_of.iter().map(|t| seen.index_of(t)));
             let group_end = (e..cur.len())
                 .find(|&x| cur[x].state != state)
                 .unwrap_or(cur.len());
             for (c, n, perm) in &succ {
-                let Some(j) = seen.index_of(n).filter(|&j| (lo..hi).contains(&j)) else {
+                let Some(j) = index_of[*n].filter(|&j| (lo..hi).contains(&j)) else {
                     continue;
                 };
                 for (from, entry) in cur.iter().enumerate().take(group_end).skip(e) {
@@ -94,5 +108,5 @@ pub fn fewest(r: &Reducer, seen: &Seen, bounds: &[usize], targets: &[u32]) -> Ve
         at = from as usize;
     }
     path.reverse();
-    path
+    Some(path)
 }

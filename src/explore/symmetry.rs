@@ -178,8 +178,17 @@ impl Symmetry {
     /// is not a representative, or two keys that collide), the transition is taken, which
     /// costs time, not soundness.
     pub fn mirrors(&self, s: &State, out: &mut Vec<bool>) {
+        let partners = self.mirror_partners(s);
         out.clear();
-        out.resize(s.procs.len(), false);
+        out.extend(partners.iter().map(Option::is_some));
+    }
+
+    /// Per process, the earlier process it mirrors (see [`Symmetry::mirrors`]), if any:
+    /// swapping the two maps `s` to itself, so a transition of the later one is a transition
+    /// of the earlier one seen through that swap.
+    #[must_use]
+    pub fn mirror_partners(&self, s: &State) -> Vec<Option<u16>> {
+        let mut out = vec![None; s.procs.len()];
         let named = referenced(s);
         for c in &self.classes {
             let mut prev: Option<usize> = None;
@@ -188,10 +197,11 @@ impl Symmetry {
                 if named[p] {
                     continue;
                 }
-                out[p] = prev.is_some_and(|q| s.procs[q] == s.procs[p]);
+                out[p] = prev.filter(|&q| s.procs[q] == s.procs[p]).map(|q| q as u16);
                 prev = Some(p);
             }
         }
+        out
     }
 
     /// Per process: a hash of everything about it that does not depend on process names.

@@ -297,6 +297,18 @@ pub enum PropertyKind {
 }
 
 impl PropertyKind {
+    /// The word that declares it.
+    #[must_use]
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PropertyKind::Invariant => "invariant",
+            PropertyKind::Final => "final",
+            PropertyKind::Eventually => "eventually",
+            PropertyKind::AlwaysEventually => "always_eventually",
+            PropertyKind::LeadsTo => "leads_to",
+        }
+    }
+
     /// Checked on runs (cycles), not on single states.
     #[must_use]
     pub fn is_liveness(self) -> bool {
@@ -450,6 +462,19 @@ impl Model {
             .filter(|&&b| b == b'\n')
             .count()
             + 1
+    }
+
+    /// 1-based line and column (in characters) of a span's start.
+    #[must_use]
+    pub fn line_col_of(&self, span: Span) -> (usize, usize) {
+        let end = (span.start as usize).min(self.source.len());
+        let end = (0..=end)
+            .rev()
+            .find(|&i| self.source.is_char_boundary(i))
+            .unwrap_or(0);
+        let before = &self.source[..end];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (self.line_of(span), before[line_start..].chars().count() + 1)
     }
 
     /// Converts milliseconds to ticks (exact by construction of `tick_ms`).

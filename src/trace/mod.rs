@@ -6,7 +6,7 @@ pub mod json;
 pub mod text;
 
 use crate::exec::observe::{Event, Record, Resource};
-use crate::exec::{apply, successors, Choice};
+use crate::exec::{apply, Choice};
 use crate::explore::waits::{self, Edge};
 use crate::explore::Failure;
 use crate::ir::Model;
@@ -31,8 +31,6 @@ pub struct Trace {
 #[derive(Clone, Debug)]
 pub struct Step {
     pub choice: Choice,
-    /// Every transition that was enabled before this one ran (fairness needs it).
-    pub enabled: Vec<Choice>,
     pub events: Vec<Event>,
     pub reads: Vec<Resource>,
     pub writes: Vec<Resource>,
@@ -71,10 +69,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, Rep
     let mut s = State::initial(m);
     let mut steps = Vec::with_capacity(path.len());
     let mut time = 0u64;
-    let mut succ = Vec::new();
     for (i, &choice) in path.iter().enumerate() {
-        successors(m, &s, &mut succ);
-        let enabled = succ.iter().map(|(c, _)| *c).collect();
         let mut rec = Record::default();
         let next = apply(m, &s, choice, &mut rec).ok_or(ReplayError { step: i, choice })?;
         time += rec
@@ -88,7 +83,6 @@ pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, Rep
         let holders = holders(m, &next);
         steps.push(Step {
             choice,
-            enabled,
             events: rec.events,
             reads: rec.reads,
             writes: rec.writes,

@@ -129,6 +129,10 @@ fn mark(m: &Model, t: &Trace, i: usize, world: String) -> String {
         Failure::Property(_) | Failure::RuntimeError(_) => {
             join(&world, &format!("✗ {}", t.failure.name(m)))
         }
+        Failure::Unevaluable(_) => join(
+            &world,
+            &format!("✗ {} cannot be evaluated", t.failure.name(m)),
+        ),
         Failure::Deadlock => join(&world, "✗ deadlock"),
     }
 }

@@ -1,6 +1,6 @@
-//! The command line's search options: limits end in an explicit incomplete verdict (exit 1),
-//! bad values are usage errors (exit 2), and depth-first search says its trace is not the
-//! shortest.
+//! The command line: its exit codes (0 met, 1 not met, 2 bad input, 3 incomplete; over
+//! several models 2 > 1 > 3 > 0), limits that end in an explicit incomplete verdict, bad
+//! values as usage errors, and depth-first search saying its trace is not the shortest.
 
 use std::process::Command;
 
@@ -21,7 +21,7 @@ fn interlock(args: &[&str]) -> (i32, String, String) {
 fn stopped_by(flag: &str, value: &str, verdict: &str) -> String {
     let model = "models/scale/buyers-100-for-update.model";
     let (code, out, _) = interlock(&["check", model, flag, value]);
-    assert_eq!(code, 1, "{out}");
+    assert_eq!(code, 3, "{out}");
     assert!(out.contains(verdict), "{out}");
     out
 }
@@ -34,6 +34,82 @@ fn a_time_limit_ends_in_incomplete() {
         "incomplete (stopped at --time-limit 0s)",
     );
     assert!(out.contains("NOT MET"), "{out}");
+}
+
+/// Each exit code, and the precedence over several models: bad input (2) over an
+/// expectation not met (1) over incomplete (3) over met (0).
+#[test]
+fn exit_codes_say_what_happened() {
+    let dir = std::env::temp_dir().join(format!("interlock-exit-{}", std::process::id()));
+    let (empty, wrong, bad) = (
+        dir.join("empty"),
+        dir.join("wrong.model"),
+        dir.join("bad.model"),
+    );
+    std::fs::create_dir_all(&empty).expect("a temporary folder");
+    std::fs::write(
+        &wrong,
+        "model \"m\"\nabout \"a\"\nghost g = 0\nprocess p[2] { g += 1 }\n\
+         invariant small: g <= 1\nexpect holds\n",
+    )
+    .expect("written");
+    std::fs::write(&bad, "model \"m\"\nabout \"a\"\nproces p { }\n").expect("written");
+    let (met, wrong, bad, empty) = (
+        "models/no-lock/lost-update.model",
+        wrong.to_str().expect("a UTF-8 path"),
+        bad.to_str().expect("a UTF-8 path"),
+        empty.to_str().expect("a UTF-8 path"),
+    );
+    let limit = ["--max-states", "3"];
+    for (args, want) in [
+        (vec![met], 0),
+        (vec![wrong], 1),
+        (vec![bad], 2),
+        (vec![empty], 2),
+        (vec!["no/such/file.model"], 2),
+        ([vec![met], limit.to_vec()].concat(), 3),
+        ([vec![met, wrong], limit.to_vec()].concat(), 1),
+        (vec![met, wrong], 1),
+        (vec![met, wrong, bad], 2),
+        ([vec![met, bad], limit.to_vec()].concat(), 2),
+    ] {
+        let (code, out, err) = interlock(&[&["check", "--quiet"][..], &args].concat());
+        assert_eq!(code, want, "{args:?}\n{out}{err}");
+    }
+    let (_, _, err) = interlock(&["check", empty]);
+    assert!(err.contains("no .model file in"), "{err}");
+    let (_, out, _) = interlock(&["check", "--help"]);
+    for line in [
+        "0  every model's expectation is met",
+        "3  incomplete",
+        "none` for no limit",
+    ] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A model that would exhaust memory ends incomplete, and the other models' rows still
+/// print (the table is the last thing written).
+#[test]
+fn a_model_out_of_memory_leaves_the_others_rows() {
+    let (code, out, _) = interlock(&[
+        "check",
+        "models/scale/buyers-100-atomic-update.model",
+        "models/no-lock/lost-update.model",
+        "--reduce",
+        "none",
+        "--max-memory",
+        "150MiB",
+        "--quiet",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("incomplete (stopped at --max-memory 150 (MiB))"),
+        "{out}"
+    );
+    assert!(out.contains("models/no-lock/lost-update.model"), "{out}");
+    assert!(out.contains("1 of 2 models as expected"), "{out}");
 }
 
 #[test]

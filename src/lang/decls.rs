@@ -50,6 +50,7 @@ pub const SETTINGS: [&str; 5] = [
 pub fn parse_file(p: &mut Parser) -> Vec<Decl> {
     let mut decls = Vec::new();
     loop {
+        let round = p.pos;
         p.skip_separators();
         match p.peek().tok {
             Tok::Eof => return decls,
@@ -71,6 +72,8 @@ pub fn parse_file(p: &mut Parser) -> Vec<Decl> {
             }
             Err(()) => p.skip_statement(),
         }
+        // Every round takes input: a round that takes none would never end.
+        debug_assert!(p.pos > round, "a round of the file's loop took no token");
     }
 }
 

@@ -126,6 +126,7 @@ impl Lexer<'_, '_> {
                 }
                 c => self.punct(c),
             }
+            debug_assert!(self.pos > start, "the lexer took no character");
         }
         let end = self.src.len();
         self.toks.push(Token {

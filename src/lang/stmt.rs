@@ -52,6 +52,11 @@ impl Parser<'_> {
                 }
                 Err(()) => self.skip_statement(),
             }
+            // Every round takes input: a round that takes none would never end.
+            debug_assert!(
+                self.pos > before,
+                "a round of the block's loop took no token"
+            );
         }
     }
 

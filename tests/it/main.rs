@@ -2,6 +2,7 @@
 
 mod cli;
 mod docs;
+mod fuzz;
 mod golden;
 mod hermitage;
 mod isolation;

@@ -16,6 +16,7 @@ pub mod lang;
 mod limits;
 pub mod trace;
 pub mod verdict;
+pub mod warnings;
 pub mod world;
 
 pub use explore::{Options, StepMemo};
@@ -206,22 +207,28 @@ impl Model {
     ) -> Verdict {
         let started = std::time::Instant::now();
         let stop = explore::Stop::default();
-        let (outcome, stats) = limits::watched(&opts, &stop, || {
+        let (outcome, stats, coverage) = limits::watched(&opts, &stop, || {
             let mut watch =
                 |p: &explore::Progress| monitor(p).or_else(|| limits::store_too_big(&opts, p));
-            let (outcome, stats) = explore::explore_with(&self.ir, opts, &mut watch, &stop);
+            let (outcome, stats, coverage) =
+                explore::explore_with(&self.ir, opts, &mut watch, &stop);
             let outcome = match outcome {
                 // Building the trace is part of the search: a limit raised meanwhile holds.
                 explore::Outcome::Failed { .. } if stop.raised().is_some() => {
                     let bound = stop.raised().expect("checked");
                     explore::Outcome::Incomplete { bound }
                 }
+                explore::Outcome::Holds => unreached(&self.ir, &coverage),
                 o => o,
             };
-            (outcome, stats)
+            (outcome, stats, coverage)
         });
         let seconds = started.elapsed().as_secs_f64();
         let trace = match &outcome {
+            explore::Outcome::Failed {
+                failure: explore::Failure::Unreached(_),
+                ..
+            } => None,
             explore::Outcome::Failed {
                 failure,
                 path,
@@ -236,13 +243,31 @@ impl Model {
             ),
             _ => None,
         };
+        let warnings = warnings::warnings(&self.ir, &outcome, &coverage);
         Verdict {
             model: Arc::clone(&self.ir),
             outcome,
             stats,
             seconds,
             trace,
+            coverage,
+            warnings,
         }
+    }
+}
+
+/// A search that covered every state: `holds`, unless a `reachable` property met no state.
+fn unreached(m: &ir::Model, coverage: &explore::coverage::Coverage) -> explore::Outcome {
+    let never = m.properties.iter().enumerate().find(|(i, p)| {
+        p.kind == ir::PropertyKind::Reachable && !coverage.reached.get(*i).copied().unwrap_or(false)
+    });
+    match never {
+        Some((i, _)) => explore::Outcome::Failed {
+            failure: explore::Failure::Unreached(i),
+            path: Vec::new(),
+            loop_start: None,
+        },
+        None => explore::Outcome::Holds,
     }
 }
 

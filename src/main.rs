@@ -68,6 +68,11 @@ enum Command {
         /// Print only the summary table.
         #[arg(long, short)]
         quiet: bool,
+        /// After each verdict, print what the search covered: each statement with the times
+        /// it ran and the states it ran from, each `if` with how often it went each way (the
+        /// step memo is off, so that the counts are exact).
+        #[arg(long)]
+        coverage: bool,
         /// Stop (verdict: incomplete) after this many distinct states.
         #[arg(long)]
         max_states: Option<usize>,
@@ -234,6 +239,7 @@ fn main() -> ExitCode {
             paths,
             format,
             quiet,
+            coverage,
             max_states,
             max_depth,
             db,
@@ -245,18 +251,18 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let opts = search.options(max_states, max_depth);
+            let mut opts = search.options(max_states, max_depth);
+            if coverage {
+                opts.step_memo = StepMemo::Off;
+            }
             let watch = Watch::new(&search, !quiet && format == Format::Text);
-            let default_memory = search.max_memory.is_none();
-            check(
-                &paths,
+            let show = Show {
                 format,
                 quiet,
-                default_memory,
-                opts,
-                db.map(Db::flavour),
-                &watch,
-            )
+                coverage,
+                default_memory: search.max_memory.is_none() && opts.max_memory.is_some(),
+            };
+            check(&paths, &show, opts, db.map(Db::flavour), &watch)
         }
         Command::List { paths } => list(&paths),
         Command::Bench {
@@ -318,15 +324,24 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn check(
-    paths: &[PathBuf],
+/// What `check` prints.
+struct Show {
     format: Format,
     quiet: bool,
+    /// `--coverage`: the table of what each search covered.
+    coverage: bool,
+    /// The memory limit is the default one (a verdict it ends says how to lift it).
     default_memory: bool,
+}
+
+fn check(
+    paths: &[PathBuf],
+    show: &Show,
     opts: Options,
     db: Option<Flavour>,
     watch: &Watch,
 ) -> ExitCode {
+    let (format, quiet) = (show.format, show.quiet);
     let files = match model_files(paths) {
         Ok(f) => f,
         Err(e) => {
@@ -335,7 +350,6 @@ fn check(
         }
     };
     let mut rows: Vec<(String, Result<Verdict, ()>)> = Vec::new();
-    let default_memory = default_memory && opts.max_memory.is_some();
     for f in &files {
         let shown = f.display().to_string();
         match load(f, db) {
@@ -348,10 +362,13 @@ fn check(
                     };
                     let v = watch.check(&m, opts, &label);
                     let alone = files.len() == 1 && !several;
-                    if format == Format::Text && !quiet && (alone || v.trace.is_some() || !v.met())
-                    {
+                    let notable = v.trace.is_some() || !v.met() || !v.warnings.is_empty();
+                    if format == Format::Text && !quiet && (alone || notable || show.coverage) {
                         outln!("{label}: {}\n{}", v.model.name, v.render());
-                        if default_memory && stopped_for_memory(&v) {
+                        if show.coverage {
+                            outln!("{}", interlock::warnings::table(&v.model, &v.coverage));
+                        }
+                        if show.default_memory && stopped_for_memory(&v) {
                             outln!(
                                 "  the default memory limit ({}% of what this process may use) \
                                  ended it: `--max-memory none` lifts it;\n  `--fingerprints` \

@@ -1,8 +1,10 @@
 //! A check's result as a value: what was found, whether the model expected it, the trace.
 
+use crate::explore::coverage::Coverage;
 use crate::explore::{Bound, Failure, Outcome, Stats};
 use crate::ir::{Expect, Model};
 use crate::trace::{self, Trace};
+use crate::warnings::Warning;
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
@@ -12,8 +14,13 @@ pub struct Verdict {
     pub stats: Stats,
     /// Wall-clock seconds of the search (measured outside the engine).
     pub seconds: f64,
-    /// The counterexample, replayed, when the outcome is a failure.
+    /// The counterexample, replayed, when the outcome is a failure (not for a `reachable`
+    /// property no state satisfies: there is no path to it).
     pub trace: Option<Trace>,
+    /// What the search covered: statements run, tests taken, final states.
+    pub coverage: Coverage,
+    /// What the verdict does not cover, in words (see [`crate::warnings`]).
+    pub warnings: Vec<Warning>,
 }
 
 impl Verdict {
@@ -25,8 +32,10 @@ impl Verdict {
             (_, Expect::Unstated) => true,
             (Outcome::Holds, Expect::Holds) => true,
             (Outcome::Failed { failure, .. }, Expect::Violated(name)) => {
-                matches!(failure, Failure::Property(_) | Failure::RuntimeError(_))
-                    && failure.name(&self.model) == *name
+                matches!(
+                    failure,
+                    Failure::Property(_) | Failure::RuntimeError(_) | Failure::Unreached(_)
+                ) && failure.name(&self.model) == *name
             }
             (
                 Outcome::Failed {
@@ -52,6 +61,10 @@ impl Verdict {
                 failure: Failure::Unevaluable(i),
                 ..
             } => format!("cannot evaluate {}", self.model.properties[*i].name),
+            Outcome::Failed {
+                failure: Failure::Unreached(i),
+                ..
+            } => format!("never reached {}", self.model.properties[*i].name),
             Outcome::Failed { failure, .. } => format!("violated {}", failure.name(&self.model)),
             Outcome::Incomplete { bound } => format!("incomplete ({})", bound_text(*bound)),
         }
@@ -126,7 +139,34 @@ impl Verdict {
                 }
             }
             (Outcome::Holds, _) => out.push_str(&format!("✓ holds ({counts})\n")),
+            (
+                Outcome::Failed {
+                    failure: Failure::Unreached(i),
+                    ..
+                },
+                _,
+            ) => {
+                let p = &m.properties[*i];
+                let (line, col) = m.line_col_of(p.span);
+                out.push_str(&format!(
+                    "✗ {} never reached: no reachable state satisfies it\n  ({counts})\n  --> \
+                     {}:{line}:{col}\n",
+                    p.name, m.origin
+                ));
+                out.push_str(&wrap(
+                    "hint: what should happen does not: see the warnings below (statements never \
+                     run, a WHERE that never matches)",
+                    "  ",
+                    "        ",
+                ));
+            }
             _ => out.push_str(&format!("? {} ({counts})\n", self.summary())),
+        }
+        if let Some(line) = crate::warnings::final_states(m, &self.coverage) {
+            out.push_str(&wrap(&line, "  ", "    "));
+        }
+        for w in &self.warnings {
+            out.push_str(&render_warning(m, w));
         }
         let met = if self.met() { "met" } else { "NOT MET" };
         out.push_str(&format!("expected: {} — {met}\n", self.expected()));
@@ -181,6 +221,39 @@ fn unevaluable_hint(m: &Model, t: &Trace, i: usize) -> String {
         p.name,
         m.origin
     )
+}
+
+/// `warning: …`, then where (`--> file:line:col`) and the hint.
+fn render_warning(m: &Model, w: &Warning) -> String {
+    let mut out = wrap(&format!("warning: {}", w.message), "", "  ");
+    if let Some(span) = w.span {
+        let (line, col) = m.line_col_of(span);
+        out.push_str(&format!("  --> {}:{line}:{col}\n", m.origin));
+    }
+    if let Some(hint) = &w.hint {
+        out.push_str(&wrap(&format!("hint: {hint}"), "  ", "        "));
+    }
+    out
+}
+
+/// `text` in lines of at most 100 columns, the first behind `first`, the others behind `rest`.
+fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    for word in text.split(' ') {
+        let fresh = line.trim().is_empty();
+        if !fresh && line.chars().count() + 1 + word.chars().count() > 100 {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = rest.to_string();
+        } else if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
 }
 
 fn bound_text(b: Bound) -> String {

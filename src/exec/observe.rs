@@ -195,9 +195,18 @@ pub enum Reply {
 pub trait Observer {
     /// False for observers that ignore events, so callers skip building them.
     const EVENTS: bool;
+    /// False for observers that ignore coverage, so the step does not report it.
+    const COVER: bool = false;
     fn read(&mut self, _r: Resource) {}
     fn write(&mut self, _r: Resource) {}
     fn event(&mut self, _e: Event) {}
+    /// `pid` runs the op at `pc` of its program (a blocked operation that resumes runs
+    /// again).
+    fn ran(&mut self, _pid: Pid, _pc: u32) {}
+    /// The `if` test at `pc` of `pid`'s program came out `taken`.
+    fn branch(&mut self, _pid: Pid, _pc: u32, _taken: bool) {}
+    /// The SQL statement `ran` last returned or affected this many rows.
+    fn rows(&mut self, _rows: usize) {}
 }
 
 /// Observes nothing.

@@ -36,6 +36,13 @@ pub(super) fn run<O: Observer>(
     match out {
         Outcome::Done(reply) => {
             bind_reply(st, pid, into, &reply);
+            if O::COVER {
+                match &reply {
+                    Reply::Rows(rows) => obs.rows(rows.len()),
+                    Reply::Count(n) => obs.rows(usize::try_from(*n).unwrap_or(0)),
+                    Reply::None | Reply::Tag(_) | Reply::Error(_) => {}
+                }
+            }
             if let Some(h) = on_error {
                 st.procs[pid.index()].locals[h.local as usize] = Value::Nil;
             }

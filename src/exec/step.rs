@@ -69,10 +69,13 @@ fn run<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) -> Result<
     loop {
         let pc = st.procs[pid.index()].pc as usize;
         let op = &ops[pc];
+        if op.kind.is_visible() && visible_done {
+            return Ok(());
+        }
+        if O::COVER {
+            obs.ran(pid, pc as u32);
+        }
         if op.kind.is_visible() {
-            if visible_done {
-                return Ok(());
-            }
             visible_done = true;
             let flow = visible(m, st, pid, op, obs)?;
             let p = &mut st.procs[pid.index()];
@@ -109,6 +112,9 @@ fn local<O: Observer>(
         }
         OpKind::JumpUnless { cond, target } => {
             let c = eval(cond, &scope(m, st, pid))?.truthy();
+            if O::COVER {
+                obs.branch(pid, st.procs[i].pc, c);
+            }
             st.procs[i].pc = if c { next } else { *target };
             return Ok(true);
         }

@@ -2,6 +2,7 @@
 //! threads when asked) and merged into the visited set in order.
 
 use super::chunked::{Links, Packs};
+use super::coverage::Coverage;
 use super::parallel::map_chunks_beside;
 use super::properties::{check, rank, Checker, Failure};
 use super::queue::Queue;
@@ -31,6 +32,8 @@ struct Expansions {
     states: Vec<Expanded>,
     succ: Vec<Succ>,
     packed: Vec<u8>,
+    /// What expanding these states covered.
+    cover: Coverage,
 }
 
 /// One state's part of [`Expansions`].
@@ -103,6 +106,7 @@ impl Expansions {
         self.states.clear();
         self.succ.clear();
         self.packed.clear();
+        self.cover = Coverage::default();
     }
 
     /// How many states' expansions it holds.
@@ -220,6 +224,8 @@ struct Bfs<'m, 'f> {
     kept: Vec<Option<State>>,
     /// One thread: the buffers of the batch merged last, emptied, for the next batch.
     spare: Option<Expansions>,
+    /// What the batches merged so far covered.
+    coverage: Coverage,
     /// States in the next batch: [`BATCH`], or fewer when the last batch's successors took
     /// many bytes a state ([`BATCH_BYTES`]). Batches are merged in state order, so where
     /// they end changes nothing but how often the limits are checked.
@@ -228,7 +234,7 @@ struct Bfs<'m, 'f> {
 
 /// Explores every reachable state of `m` breadth-first (see [`explore_with`]).
 #[must_use]
-pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats) {
+pub fn explore(m: &Model, opts: Options) -> (Outcome, Stats, Coverage) {
     explore_with(m, opts, &mut |_| None, &Stop::default())
 }
 
@@ -249,11 +255,11 @@ pub fn explore_with(
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
     stop: &Stop,
-) -> (Outcome, Stats) {
+) -> (Outcome, Stats, Coverage) {
     if opts.dfs && !m.properties.iter().any(|p| p.kind.is_liveness()) {
         return super::dfs::search(m, opts, monitor, stop);
     }
-    let (outcome, stats) = search(m, opts, monitor, stop);
+    let (outcome, stats, coverage) = search(m, opts, monitor, stop);
     // Partial-order reduction keeps some path to every failure, not every shortest one: when
     // it cut any expansion short, the counterexample comes from a search without it
     // (symmetry keeps shortest paths).
@@ -261,7 +267,7 @@ pub fn explore_with(
         let opts = Options { por: false, ..opts };
         return search(m, opts, monitor, stop);
     }
-    (outcome, stats)
+    (outcome, stats, coverage)
 }
 
 fn search(
@@ -269,7 +275,7 @@ fn search(
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
     stop: &Stop,
-) -> (Outcome, Stats) {
+) -> (Outcome, Stats, Coverage) {
     let live = m.properties.iter().any(|p| p.kind.is_liveness());
     let r = Reducer::new(m, &opts);
     let stats = Stats {
@@ -294,11 +300,12 @@ fn search(
         spent: None,
         kept: Vec::new(),
         spare: None,
+        coverage: Coverage::default(),
         batch: 1,
     };
     let outcome = b.run();
     b.stats.states = b.store.len();
-    (outcome, b.stats)
+    (outcome, b.stats, b.coverage)
 }
 
 impl Bfs<'_, '_> {
@@ -409,6 +416,7 @@ impl Bfs<'_, '_> {
                 }
             }
             self.kept = mine.kept.drain(..).map(Some).collect();
+            out.cover = std::mem::take(&mut mine.scratch.cover);
             self.mine = Some(mine);
             return (vec![out], before);
         }
@@ -424,6 +432,7 @@ impl Bfs<'_, '_> {
                 }
                 w.expand(r, inputs.get(k), hash, &mut out);
             }
+            out.cover = std::mem::take(&mut w.scratch.cover);
             out
         };
         let (threads, n) = (self.opts.threads, hi - lo);
@@ -468,6 +477,9 @@ impl Bfs<'_, '_> {
         if let Some(bound) = self.stop.raised() {
             return Some(Outcome::Incomplete { bound });
         }
+        for b in &batch {
+            self.coverage.add(&b.cover);
+        }
         let bytes: usize = batch.iter().map(|b| b.packed.len()).sum();
         let per_state = bytes / (hi - lo).max(1);
         self.batch = (BATCH_BYTES / per_state.max(1)).clamp(1, BATCH);
@@ -506,7 +518,9 @@ impl Bfs<'_, '_> {
         if e.exp.reduced() && self.store.contains(b.bytes(&b.succ[e.succ.start])) {
             let s = unpack(self.packed(start, i, &mut Vec::new()));
             let mut succ = Vec::new();
-            let exp = self.r.expand(&s, false, &mut Scratch::default(), &mut succ);
+            let mut sc = Scratch::default();
+            let exp = self.r.expand(&s, false, &mut sc, &mut succ);
+            self.coverage.add(&sc.cover);
             let tools = (&mut Checker::new(self.r.m), &mut Packer::default());
             let mut again = Expansions::default();
             let hash = self.store.hasher();

@@ -2,6 +2,7 @@
 //! links), for state spaces too large to search breadth-first. Safety properties and
 //! deadlocks only; the counterexample is the path on the stack, exact but not the shortest.
 
+use super::coverage::Coverage;
 use super::properties::{check, Failure};
 use super::reduce::{Reducer, Scratch};
 use super::store::{pack, Store};
@@ -22,7 +23,7 @@ pub fn search(
     opts: Options,
     monitor: &mut dyn FnMut(&Progress) -> Option<Bound>,
     stop: &Stop,
-) -> (Outcome, Stats) {
+) -> (Outcome, Stats, Coverage) {
     let r = Reducer::new(m, &opts);
     let mut stats = Stats {
         fingerprints: opts.fingerprints,
@@ -42,7 +43,7 @@ pub fn search(
     loop {
         if let Some((via, s)) = next.take() {
             if let Some(bound) = stop.raised() {
-                return (Outcome::Incomplete { bound }, stats);
+                return (Outcome::Incomplete { bound }, stats, sc.cover);
             }
             stats.states = store.len();
             check(m, &s, &mut fails);
@@ -55,7 +56,7 @@ pub fn search(
                 } else {
                     stack.iter().skip(1).map(|f| f.via).chain([via]).collect()
                 };
-                return (r.failed(f, &path), stats);
+                return (r.failed(f, &path), stats, sc.cover);
             }
             if exp.reduced() && store.contains(&pack(&succ[0].1)) {
                 r.expand(&s, false, &mut sc, &mut succ);
@@ -78,6 +79,7 @@ pub fn search(
                         bound: Bound::MaxStates(store.len()),
                     },
                     stats,
+                    sc.cover,
                 );
             }
             if store.len() % 4096 == 0 {
@@ -89,7 +91,7 @@ pub fn search(
                     store_bytes: store.bytes(),
                 };
                 if let Some(bound) = monitor(&p) {
-                    return (Outcome::Incomplete { bound }, stats);
+                    return (Outcome::Incomplete { bound }, stats, sc.cover);
                 }
             }
         }
@@ -115,5 +117,5 @@ pub fn search(
     } else {
         Outcome::Holds
     };
-    (outcome, stats)
+    (outcome, stats, sc.cover)
 }

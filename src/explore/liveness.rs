@@ -107,7 +107,7 @@ fn violation(m: &Model, states: &[State], g: &Graph, prop: usize) -> Option<Lass
             let trig = (0..n).map(|s| holds(m, states, &p.expr, s)).collect();
             (bad, trig)
         }
-        PropertyKind::Invariant | PropertyKind::Final => return None,
+        PropertyKind::Invariant | PropertyKind::Final | PropertyKind::Reachable => return None,
     };
     let goal = fair_components(g, &bad, m.fairness == crate::ir::Fairness::Strong);
     let (path, entry) = prefix(g, &bad, &trigger, &goal)?;

@@ -120,7 +120,7 @@ impl Memo {
 
     /// The step of `pid` in `s`, as `step::step` gives it, from the memo when it holds it.
     pub fn step(&mut self, m: &Model, s: &State, cx: &Context, pid: Pid) -> Option<State> {
-        self.step_clearing(m, s, cx, pid, None)
+        self.step_clearing(m, s, cx, pid, None, &mut Silent)
     }
 
     /// How many steps it has handed out from memory.
@@ -130,16 +130,18 @@ impl Memo {
     }
 
     /// [`Memo::step`], with the stepping process's dead locals reset when `dead` is given.
-    pub(super) fn step_clearing(
+    /// A step it runs (rather than hands out) is observed by `obs`.
+    pub(super) fn step_clearing<O: crate::exec::observe::Observer>(
         &mut self,
         m: &Model,
         s: &State,
         cx: &Context,
         pid: Pid,
         dead: Option<&Dead>,
+        obs: &mut O,
     ) -> Option<State> {
         if !cx.alone(pid) {
-            return step::step(m, s, pid, &mut Silent);
+            return step::step(m, s, pid, obs);
         }
         let i = pid.index();
         let slot = slot_of(cx, pid, &s.procs[i], self.slots.len());
@@ -150,7 +152,7 @@ impl Memo {
                 return Some(e.successor(s, i));
             }
         }
-        let mut n = step::step(m, s, pid, &mut Silent)?;
+        let mut n = step::step(m, s, pid, obs)?;
         // The guard says no other process can change; a step that did is not remembered.
         let others_kept = (0..s.procs.len())
             .filter(|&j| j != i)

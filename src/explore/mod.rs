@@ -3,6 +3,7 @@
 
 mod bfs;
 mod chunked;
+pub mod coverage;
 mod dead;
 mod dfs;
 mod liveness;

@@ -16,6 +16,9 @@ pub enum Failure {
     /// Property number `0` cannot be evaluated in the state (nil compared with an integer, a
     /// division by zero): a mistake in the model, not a verdict about it.
     Unevaluable(usize),
+    /// `reachable` property number `0` holds in no reachable state (the search covered them
+    /// all): there is no path to show.
+    Unreached(usize),
     /// A process stopped on a runtime error in the model.
     RuntimeError(Pid),
     /// No process can step, time cannot pass, and some process has not finished.
@@ -27,7 +30,9 @@ impl Failure {
     #[must_use]
     pub fn name(self, m: &Model) -> String {
         match self {
-            Failure::Property(i) | Failure::Unevaluable(i) => m.properties[i].name.clone(),
+            Failure::Property(i) | Failure::Unevaluable(i) | Failure::Unreached(i) => {
+                m.properties[i].name.clone()
+            }
             Failure::RuntimeError(_) => "no_runtime_error".into(),
             Failure::Deadlock => "deadlock".into(),
         }
@@ -52,7 +57,15 @@ fn properties(m: &Model, s: &State, out: &mut Vec<Failure>) {
     let fin = s.is_final();
     let sc = Scope::global(m, s);
     for (i, p) in m.properties.iter().enumerate() {
-        if (p.kind == PropertyKind::Final && !fin) || p.kind.is_liveness() {
+        let per_state = match p.kind {
+            PropertyKind::Invariant => true,
+            PropertyKind::Final => fin,
+            PropertyKind::Reachable
+            | PropertyKind::Eventually
+            | PropertyKind::AlwaysEventually
+            | PropertyKind::LeadsTo => false,
+        };
+        if !per_state {
             continue;
         }
         match eval(&p.expr, &sc) {

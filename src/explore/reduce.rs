@@ -3,6 +3,7 @@
 //! reduction (a step no one else can observe is taken alone). All are off for models with
 //! liveness properties.
 
+use super::coverage::Coverage;
 use super::dead::Dead;
 use super::memo::{Context, Memo};
 use super::por::Por;
@@ -21,6 +22,8 @@ pub struct Reducer<'m> {
     sym: Option<Symmetry>,
     por: Option<Por>,
     memo: StepMemo,
+    /// The model has `reachable` properties: each expanded state is checked against them.
+    reachable: bool,
 }
 
 /// What an expansion found besides the transitions.
@@ -56,6 +59,8 @@ pub struct Scratch {
     full: Vec<(Choice, State)>,
     known: OwnHashes,
     memo: Memo,
+    /// What the expansions so far covered (taken out by the search batch by batch).
+    pub cover: Coverage,
 }
 
 impl<'m> Reducer<'m> {
@@ -68,6 +73,10 @@ impl<'m> Reducer<'m> {
             sym: (opts.symmetry && !live).then(|| Symmetry::of(m)).flatten(),
             por: (opts.por && !live).then(|| Por::of(m)).flatten(),
             memo: opts.step_memo,
+            reachable: m
+                .properties
+                .iter()
+                .any(|p| p.kind == crate::ir::PropertyKind::Reachable),
         }
     }
 
@@ -123,13 +132,24 @@ impl<'m> Reducer<'m> {
             StepMemo::Warm => sc.memo.warm(),
             StepMemo::Always => true,
         };
+        if sc.cover.ops.is_empty() {
+            sc.cover = Coverage::new(self.m);
+        }
+        sc.cover.next_state();
+        sc.cover.final_state(self.m, s);
+        if self.reachable {
+            sc.cover.witness(self.m, s);
+        }
+        let mut cover = sc.cover.observer(self.m);
         let progress = if memo {
             let (cx, memo, dead) = (Context::of(s), &mut sc.memo, self.dead.as_ref());
             successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
-                memo.step_clearing(self.m, s, &cx, pid, dead)
+                memo.step_clearing(self.m, s, &cx, pid, dead, &mut cover)
             })
         } else {
-            successors_except(self.m, s, &sc.mirrors, &mut sc.full)
+            successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
+                crate::exec::step::step(self.m, s, pid, &mut cover)
+            })
         };
         let ample = match &self.por {
             Some(p) if reduce => p.ample(self.m, s, &sc.full),

@@ -64,6 +64,8 @@ pub struct Model {
     pub timing: Timing,
     /// The fairness liveness properties assume of processes and timers.
     pub fairness: Fairness,
+    /// `allow failed`: a `holds` with processes ending on uncaught errors is not warned of.
+    pub allow_failed: bool,
     /// Milliseconds in one tick: the greatest common divisor of every duration in the model.
     pub tick_ms: u64,
     /// Interned strings (Redis keys, string literals, return outcomes); index = [`Sym`].
@@ -228,6 +230,9 @@ pub struct Process {
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub ops: Vec<Op>,
+    /// The ops that test an `if`'s condition (`JumpUnless`), for coverage: the others test
+    /// loop counters.
+    pub tests: Vec<u32>,
     /// Names of the locals (`$stock`), index = local id. `$me` is not a local.
     pub locals: Vec<String>,
 }
@@ -294,6 +299,9 @@ pub enum PropertyKind {
     /// `leads_to NAME: P => Q`: on every fair run, every state where P holds is followed, at
     /// or after it, by one where Q holds.
     LeadsTo,
+    /// `reachable NAME: P`: some reachable state satisfies P (Stateright's `sometimes`); a
+    /// search that finds none fails it, so that a proof of the rest is not vacuous.
+    Reachable,
 }
 
 impl PropertyKind {
@@ -306,6 +314,7 @@ impl PropertyKind {
             PropertyKind::Eventually => "eventually",
             PropertyKind::AlwaysEventually => "always_eventually",
             PropertyKind::LeadsTo => "leads_to",
+            PropertyKind::Reachable => "reachable",
         }
     }
 
@@ -356,6 +365,24 @@ pub const ERROR_CODES: &[&str] = &[
     "40001", "40P01", "55P03", "25P02", "22003", "23505", "1213", "1205", "3572", "1020", "1264",
     "1690", "1062", "TIMEOUT",
 ];
+
+/// What an error code means, for verdicts and traces.
+#[must_use]
+pub fn error_meaning(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "40001" => "serialization failure",
+        "40P01" | "1213" => "deadlock victim",
+        "55P03" => "lock not available",
+        "25P02" => "in an aborted transaction",
+        "22003" | "1264" | "1690" => "value out of range",
+        "23505" | "1062" => "duplicate key",
+        "1205" => "lock wait timeout",
+        "3572" => "NOWAIT: row locked",
+        "1020" => "record changed since the snapshot",
+        "TIMEOUT" => "reply timed out",
+        _ => return None,
+    })
+}
 
 /// The symbol table every model starts with: `OK`, then [`ERROR_CODES`].
 #[must_use]

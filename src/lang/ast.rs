@@ -62,6 +62,8 @@ pub enum DeclKind {
     Timing(Option<Timing>),
     /// `fairness weak|strong`; `None` where the word was unknown (already reported).
     Fairness(Option<Fairness>),
+    /// `allow failed` (false where the word was unknown, already reported).
+    AllowFailed(bool),
     Process(ProcessDecl),
     /// `fault KIND GROUP [up to D] at most N [during REGION]` (no `during` for `drift`), `fault failover SERVER at most N`,
     /// `fault jump SERVER by D at most N`

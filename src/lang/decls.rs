@@ -11,7 +11,7 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 23] = [
+pub const DECLARATIONS: [&str; 25] = [
     "model",
     "about",
     "db",
@@ -32,6 +32,8 @@ pub const DECLARATIONS: [&str; 23] = [
     "eventually",
     "always_eventually",
     "leads_to",
+    "reachable",
+    "allow",
     "terminates",
     "no_starvation",
     "expect",
@@ -135,6 +137,8 @@ impl Parser<'_> {
             "eventually" => self.property(PropertyKind::Eventually),
             "always_eventually" => self.property(PropertyKind::AlwaysEventually),
             "leads_to" => self.property(PropertyKind::LeadsTo),
+            "reachable" => self.property(PropertyKind::Reachable),
+            "allow" => self.allow(),
             "terminates" => self.liveness(LivenessForm::Terminates),
             "no_starvation" => self.liveness(LivenessForm::NoStarvation),
             _ => self.expect_decl(),
@@ -325,6 +329,15 @@ impl Parser<'_> {
         let options = [("bounded", Timing::Bounded), ("async", Timing::Async)];
         Ok(DeclKind::Timing(
             self.one_of("timing", "timings", &options)?,
+        ))
+    }
+
+    /// `allow failed`: processes ending on an uncaught SQL error are part of the story (a
+    /// deadlock victim that is meant to fail), so a `holds` does not warn of them.
+    fn allow(&mut self) -> PResult<DeclKind> {
+        let options = [("failed", ())];
+        Ok(DeclKind::AllowFailed(
+            self.one_of("allow", "things to allow", &options)?.is_some(),
         ))
     }
 

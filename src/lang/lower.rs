@@ -222,6 +222,10 @@ fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                 }
                 "fairness"
             }
+            DeclKind::AllowFailed(allowed) => {
+                model.allow_failed |= *allowed;
+                "allow"
+            }
             _ => continue,
         };
         if let Some(first) = seen.get(what) {

@@ -34,6 +34,7 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) 
         handlers: Vec::new(),
         regions: Vec::new(),
         region_lines: HashMap::new(),
+        tests: Vec::new(),
     };
     let mut ops = Vec::new();
     builder.block(&decl.body, &mut ops);
@@ -43,6 +44,7 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) 
     });
     let program = Program {
         ops,
+        tests: std::mem::take(&mut builder.tests),
         locals: builder.locals.into_names(),
     };
     (program, builder.regions)
@@ -64,6 +66,8 @@ struct Builder<'a, 'd> {
     regions: Vec<Region>,
     /// Region names seen, with their lines (for duplicates).
     region_lines: HashMap<String, usize>,
+    /// The ops that test an `if`'s condition, at the program's top level (not in `atomic`).
+    tests: Vec<u32>,
 }
 
 /// The error handler a `retry` block installs on the SQL statements of its body.
@@ -273,6 +277,9 @@ impl Builder<'_, '_> {
         for (i, (cond, body)) in arms.iter().enumerate() {
             let c = self.code(cond);
             let test = push(ops, OpKind::JumpUnless { cond: c, target: 0 }, cond.span);
+            if !self.in_atomic {
+                self.tests.push(test as u32);
+            }
             self.block(body, ops);
             if i + 1 < arms.len() || otherwise.is_some() {
                 to_end.push(push(ops, OpKind::Jump(0), cond.span));

@@ -129,6 +129,7 @@ fn mark(m: &Model, t: &Trace, i: usize, world: String) -> String {
         Failure::Property(_) | Failure::RuntimeError(_) => {
             join(&world, &format!("✗ {}", t.failure.name(m)))
         }
+        Failure::Unreached(_) => world,
         Failure::Unevaluable(_) => join(
             &world,
             &format!("✗ {} cannot be evaluated", t.failure.name(m)),

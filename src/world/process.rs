@@ -106,7 +106,7 @@ pub enum Wait {
 }
 
 /// A mistake the model makes at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RunError {
     /// Arithmetic or comparison on nil or on values of different kinds.
     Type,

@@ -1,6 +1,7 @@
 //! The one integration-test crate: every model's expectation, engine guarantees, diagnostics.
 
 mod cli;
+mod coverage;
 mod docs;
 mod fuzz;
 mod golden;

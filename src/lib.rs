@@ -12,6 +12,7 @@
 pub mod exec;
 pub mod explore;
 pub mod ir;
+pub mod json;
 pub mod lang;
 mod limits;
 pub mod trace;
@@ -234,7 +235,7 @@ impl Model {
                 path,
                 loop_start,
             } => Some(
-                trace::replay(&self.ir, path, *failure)
+                trace::replay(&self.ir, path, Some(*failure))
                     .map(|mut t| {
                         t.loop_start = *loop_start;
                         t
@@ -253,6 +254,42 @@ impl Model {
             coverage,
             warnings,
         }
+    }
+}
+
+impl Model {
+    /// The trace of the path a replay token names (the step names a trace shows, every step
+    /// explicit: `buyer[0] buyer[1] tick 100ms …`; see [`trace::token`]), with what its end
+    /// state breaks: the first property by the checker's order, or a deadlock.
+    ///
+    /// # Errors
+    /// The first step of the token that does not fit the model or the path, with a hint.
+    pub fn trace_of(&self, token: &str) -> Result<trace::Trace, trace::token::TokenError> {
+        let m = &self.ir;
+        let read = trace::token::path(m, token)?;
+        let path = read.choices;
+        let mut bare = trace::replay(m, &path, None).expect("a token's path replays");
+        if read.loop_start.is_some() {
+            // A lasso: the properties it breaks are about the whole run, not its end.
+            bare.loop_start = read.loop_start;
+            return Ok(bare);
+        }
+        let mut fails = Vec::new();
+        explore::check(m, &bare.end, &mut fails);
+        let failure = fails
+            .iter()
+            .map(|&f| explore::rank(m, f))
+            .min()
+            .map(|r| r.1);
+        let failure = failure.or_else(|| {
+            let mut succ = Vec::new();
+            let progress = exec::successors(m, &bare.end, &mut succ);
+            (progress == 0 && !bare.end.is_final()).then_some(explore::Failure::Deadlock)
+        });
+        if failure.is_none() {
+            return Ok(bare);
+        }
+        Ok(trace::replay(m, &path, failure).expect("a token's path replays"))
     }
 }
 

@@ -73,6 +73,11 @@ enum Command {
         /// step memo is off, so that the counts are exact).
         #[arg(long)]
         coverage: bool,
+        /// Print the trace of this path instead of searching: a replay token, as printed under
+        /// every counterexample (`'buyer[0] buyer[1] tick 100ms …'`). One model file; exit 0
+        /// when the path fits the model, 2 when a step does not.
+        #[arg(long, value_name = "TOKEN")]
+        path: Option<String>,
         /// Stop (verdict: incomplete) after this many distinct states.
         #[arg(long)]
         max_states: Option<usize>,
@@ -240,11 +245,15 @@ fn main() -> ExitCode {
             format,
             quiet,
             coverage,
+            path,
             max_states,
             max_depth,
             db,
             search,
         } => {
+            if let Some(token) = path {
+                return replay(&paths, db.map(Db::flavour), &token);
+            }
             if search.threads == Some(0) {
                 eprintln!(
                     "error: --threads must be at least 1\n  hint: leave it out to use every core"
@@ -277,31 +286,47 @@ fn main() -> ExitCode {
 }
 
 /// Every `.model` file named, or under a named folder, in sorted order.
-fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let defaults = [PathBuf::from("models")];
-    let paths = if paths.is_empty() {
-        &defaults[..]
+/// The paths given, or `models` when none is.
+fn default_paths(paths: &[PathBuf]) -> Vec<&Path> {
+    if paths.is_empty() {
+        vec![Path::new("models")]
     } else {
-        paths
-    };
+        paths.iter().map(PathBuf::as_path).collect()
+    }
+}
+
+fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, (PathBuf, String)> {
     let mut out = Vec::new();
+    let paths = default_paths(paths);
     for p in paths {
         if p.is_dir() {
             let before = out.len();
-            collect(p, &mut out).map_err(|e| format!("error: cannot read {}: {e}", p.display()))?;
+            collect(p, &mut out).map_err(|e| {
+                (
+                    p.to_path_buf(),
+                    format!("error: cannot read {}: {e}", p.display()),
+                )
+            })?;
             if out.len() == before {
-                return Err(format!(
-                    "error: no .model file in {}\n  hint: give a .model file, or a folder that \
-                     holds some (its subfolders are searched too)",
-                    p.display()
+                return Err((
+                    p.to_path_buf(),
+                    format!(
+                        "error: no .model file in {}\n  hint: give a .model file, or a folder \
+                         that holds some (its subfolders are searched too)",
+                        p.display()
+                    ),
                 ));
             }
         } else if p.exists() {
-            out.push(p.clone());
+            out.push(p.to_path_buf());
         } else {
-            return Err(format!(
-                "error: no such file or folder: {}\n  hint: give a .model file or a folder of them",
-                p.display()
+            return Err((
+                p.to_path_buf(),
+                format!(
+                    "error: no such file or folder: {}\n  hint: give a .model file or a folder \
+                     of them",
+                    p.display()
+                ),
             ));
         }
     }
@@ -342,15 +367,36 @@ fn check(
     watch: &Watch,
 ) -> ExitCode {
     let (format, quiet) = (show.format, show.quiet);
-    let files = match model_files(paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
-    let mut rows: Vec<(String, Result<Verdict, ()>)> = Vec::new();
-    for f in &files {
+    // A path that names nothing is a row of its own: the other models still run.
+    let mut rows: Vec<(String, Result<Verdict, Error>)> = Vec::new();
+    let entries: Vec<Result<PathBuf, (PathBuf, String)>> = default_paths(paths)
+        .into_iter()
+        .flat_map(|p| match model_files(&[p.to_path_buf()]) {
+            Ok(f) => f.into_iter().map(Ok).collect(),
+            Err(e) => vec![Err(e)],
+        })
+        .collect();
+    let files: Vec<&PathBuf> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
+    for entry in &entries {
+        let f = match entry {
+            Ok(f) => f,
+            Err((path, e)) => {
+                if format == Format::Text {
+                    eprintln!("{e}");
+                }
+                let why = e.lines().next().unwrap_or("").trim_start_matches("error: ");
+                let source = std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string());
+                let shown = path.display().to_string();
+                rows.push((
+                    shown.clone(),
+                    Err(Error::Io {
+                        path: shown,
+                        source,
+                    }),
+                ));
+                continue;
+            }
+        };
         let shown = f.display().to_string();
         match load(f, db) {
             Ok(models) => {
@@ -381,11 +427,13 @@ fn check(
                 }
             }
             Err(e) => {
-                eprint!("{e}");
-                if matches!(e, Error::Io { .. }) {
-                    eprintln!();
+                if format == Format::Text {
+                    eprint!("{e}");
+                    if matches!(e, Error::Io { .. }) {
+                        eprintln!();
+                    }
                 }
-                rows.push((shown, Err(())));
+                rows.push((shown, Err(e)));
             }
         }
     }
@@ -393,9 +441,76 @@ fn check(
     match format {
         Format::Text if !single || quiet => out!("{}", table(&rows)),
         Format::Text => {}
-        Format::Json => outln!("{}", json(&rows)),
+        Format::Json => outln!("{}", json(&rows, exit_number(&rows))),
     }
-    exit_code(&rows)
+    ExitCode::from(exit_number(&rows))
+}
+
+/// `check FILE --path TOKEN`: the trace of that path, and what its end state breaks.
+fn replay(paths: &[PathBuf], db: Option<Flavour>, token: &str) -> ExitCode {
+    let files = match model_files(paths) {
+        Ok(f) if f.len() == 1 => f,
+        Ok(f) => {
+            eprintln!(
+                "error: --path replays one model, and {} were given\n  hint: name one .model \
+                 file",
+                f.len()
+            );
+            return ExitCode::from(2);
+        }
+        Err((_, e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let models = match load(&files[0], db) {
+        Ok(m) => m,
+        Err(e) => {
+            eprint!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let [m] = models.as_slice() else {
+        let names: Vec<&str> = models
+            .iter()
+            .filter_map(|m| m.flavour())
+            .map(Flavour::name)
+            .collect();
+        eprintln!(
+            "error: {} runs against several databases ({})\n  hint: pick one with --db",
+            files[0].display(),
+            names.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    match m.trace_of(token) {
+        Ok(t) => {
+            let ir = m.ir();
+            outln!("{}: {}", files[0].display(), ir.name);
+            let n = t.steps.len();
+            outln!(
+                "the path of --path: {n} step{}\n",
+                if n == 1 { "" } else { "s" }
+            );
+            if n > 0 {
+                out!("{}", interlock::trace::text::render(ir, &t));
+            }
+            let end = match (t.failure, t.loop_start) {
+                (_, Some(k)) => format!("its steps from step {} repeat forever", k + 1),
+                (Some(f), None) => format!("✗ its end breaks {}", f.name(ir)),
+                (None, None) if t.end.is_final() => {
+                    "its end: every process has finished".to_string()
+                }
+                (None, None) => "its end: nothing is broken (the run can go on)".to_string(),
+            };
+            outln!("{end}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", files[0].display());
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Whether a memory limit ended the search.
@@ -419,19 +534,19 @@ fn load(path: &Path, db: Option<Flavour>) -> Result<Vec<Model>, Error> {
 
 /// The exit code of a run over several models: each model's, the highest in the order
 /// 2 (bad input) > 1 (not met) > 3 (incomplete) > 0 (met) winning ([`EXIT_CODES`]).
-fn exit_code(rows: &[(String, Result<Verdict, ()>)]) -> ExitCode {
-    let code = |r: &Result<Verdict, ()>| match r {
-        Err(()) => 2u8,
+fn exit_number(rows: &[(String, Result<Verdict, Error>)]) -> u8 {
+    let code = |r: &Result<Verdict, Error>| match r {
+        Err(_) => 2u8,
         Ok(v) if matches!(v.outcome, interlock::explore::Outcome::Incomplete { .. }) => 3,
         Ok(v) if v.met() => 0,
         Ok(_) => 1,
     };
     let precedence = |c: &u8| [0, 2, 3, 1][*c as usize];
     let worst = rows.iter().map(|(_, r)| code(r)).max_by_key(precedence);
-    ExitCode::from(worst.unwrap_or(0))
+    worst.unwrap_or(0)
 }
 
-fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
+fn table(rows: &[(String, Result<Verdict, Error>)]) -> String {
     let w = rows
         .iter()
         .map(|(f, _)| f.len())
@@ -461,7 +576,7 @@ fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
                 v.stats.states,
                 v.seconds
             ),
-            Err(()) => format!("{f:<w$}  {:<vw$}  {:<9}", "invalid model", "NO"),
+            Err(_) => format!("{f:<w$}  {:<vw$}  {:<9}", "invalid model", "NO"),
         };
         out.push_str(line.trim_end());
         out.push('\n');
@@ -474,40 +589,30 @@ fn table(rows: &[(String, Result<Verdict, ()>)]) -> String {
     out
 }
 
-fn json(rows: &[(String, Result<Verdict, ()>)]) -> String {
+fn json(rows: &[(String, Result<Verdict, Error>)], exit_code: u8) -> String {
     let items: Vec<serde_json::Value> = rows
         .iter()
         .map(|(f, r)| match r {
-            Ok(v) => serde_json::json!({
-                "file": f,
-                "model": v.model.name,
-                "verdict": v.summary(),
-                "expected": v.expected(),
-                "met": v.met(),
-                "states": v.stats.states,
-                "transitions": v.stats.transitions,
-                "depth": v.stats.depth,
-                "search": {
-                    "symmetry": v.stats.symmetry,
-                    "por": v.stats.por,
-                    "dead_locals": v.stats.dead_locals,
-                    "ample_states": v.stats.ample,
-                    "fingerprints": v.stats.fingerprints,
-                    "depth_first": v.stats.dfs,
-                },
-                "seconds": v.seconds,
-                "trace": v.trace.as_ref().map(|t| interlock::trace::json::render(&v.model, t)),
-            }),
-            Err(()) => serde_json::json!({ "file": f, "verdict": "invalid model", "met": false }),
+            Ok(v) => interlock::json::verdict(f, v),
+            Err(Error::Invalid(d)) => interlock::json::invalid(f, d),
+            Err(e @ Error::Io { .. }) => {
+                let item = serde_json::json!({
+                    "message": e.to_string().trim_start_matches("error: "), "label": "",
+                    "hint": null, "line": null, "column": null, "end_line": null,
+                    "end_column": null,
+                });
+                interlock::json::unreadable(f, vec![item], e.to_string())
+            }
         })
         .collect();
-    serde_json::to_string_pretty(&items).expect("JSON values serialise")
+    let doc = interlock::json::document(items, exit_code);
+    serde_json::to_string_pretty(&doc).expect("JSON values serialise")
 }
 
 fn list(paths: &[PathBuf]) -> ExitCode {
     let files = match model_files(paths) {
         Ok(f) => f,
-        Err(e) => {
+        Err((_, e)) => {
             eprintln!("{e}");
             return ExitCode::from(2);
         }
@@ -541,7 +646,7 @@ fn list(paths: &[PathBuf]) -> ExitCode {
 fn bench(paths: &[PathBuf], repeat: usize, opts: Options, watch: &Watch) -> ExitCode {
     let files = match model_files(paths) {
         Ok(f) => f,
-        Err(e) => {
+        Err((_, e)) => {
             eprintln!("{e}");
             return ExitCode::from(2);
         }

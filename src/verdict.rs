@@ -133,6 +133,7 @@ impl Verdict {
                 out.push_str(&format!("✗ {what} — {shape}\n  ({counts})\n\n"));
                 if n > 0 {
                     out.push_str(&trace::text::render(m, t));
+                    out.push_str(&replay_line(m, t));
                 }
                 if let Failure::Unevaluable(i) = failure {
                     out.push_str(&unevaluable_hint(m, t, *i));
@@ -162,7 +163,15 @@ impl Verdict {
             }
             _ => out.push_str(&format!("? {} ({counts})\n", self.summary())),
         }
-        if let Some(line) = crate::warnings::final_states(m, &self.coverage) {
+        let complete = matches!(self.outcome, Outcome::Holds)
+            || matches!(
+                self.outcome,
+                Outcome::Failed {
+                    failure: Failure::Unreached(_),
+                    ..
+                }
+            );
+        if let Some(line) = crate::warnings::final_states(m, &self.coverage, complete) {
             out.push_str(&wrap(&line, "  ", "    "));
         }
         for w in &self.warnings {
@@ -221,6 +230,48 @@ fn unevaluable_hint(m: &Model, t: &Trace, i: usize) -> String {
         p.name,
         m.origin
     )
+}
+
+/// `replay: interlock check FILE --path '…'`: the counterexample's replay token, the lines
+/// wrapped inside the quotes (a shell keeps them, and the token reads them as spaces).
+pub fn replay_line(m: &Model, t: &Trace) -> String {
+    let mut units = vec![format!(
+        "replay: interlock check {} --path '",
+        shell_word(&m.origin)
+    )];
+    units.extend(trace::token::steps(m, t));
+    if let Some(last) = units.last_mut() {
+        last.push('\'');
+    }
+    // Steps are kept whole (`tick 200ms` on one line).
+    let mut out = String::new();
+    let mut line = String::new();
+    for (i, u) in units.iter().enumerate() {
+        let sep = if i <= 1 { "" } else { " " };
+        if !line.is_empty() && line.chars().count() + sep.len() + u.chars().count() > 100 {
+            out.push_str(&line);
+            out.push('\n');
+            line = format!("  {u}");
+        } else {
+            line.push_str(sep);
+            line.push_str(u);
+        }
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// A file name as one shell word.
+fn shell_word(s: &str) -> String {
+    let plain = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+    if plain && !s.is_empty() {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// `warning: …`, then where (`--> file:line:col`) and the hint.

@@ -209,9 +209,10 @@ fn describe_code(m: &Model, code: crate::world::value::Sym) -> String {
 }
 
 /// `final states: 3 — buyer: done in 3; worker: failed with ERROR 1213 (deadlock victim) in 1`,
-/// or `None` when the search met no final state.
+/// or `None` when the search met no final state; a search that stopped early (`complete` is
+/// false) says they are the ones it met before it stopped.
 #[must_use]
-pub fn final_states(m: &Model, cov: &Coverage) -> Option<String> {
+pub fn final_states(m: &Model, cov: &Coverage, complete: bool) -> Option<String> {
     if cov.finals == 0 {
         return None;
     }
@@ -227,11 +228,12 @@ pub fn final_states(m: &Model, cov: &Coverage) -> Option<String> {
             parts.push(format!("{}: {}", group.name, ends.join(", ")));
         }
     }
-    Some(format!(
-        "final states: {} — {}",
-        cov.finals,
-        parts.join("; ")
-    ))
+    let what = if complete {
+        "final states"
+    } else {
+        "final states met before the search stopped"
+    };
+    Some(format!("{what}: {} — {}", cov.finals, parts.join("; ")))
 }
 
 fn end_text(m: &Model, end: End) -> String {

@@ -21,7 +21,7 @@ pub mod symmetry;
 pub mod waits;
 
 pub use bfs::{explore, explore_with};
-pub use properties::{check, evaluation_error, Checker, Failure};
+pub use properties::{check, evaluation_error, rank, Checker, Failure};
 pub use stop::Stop;
 pub use store::collision_probability;
 

@@ -223,8 +223,9 @@ pub fn describe(m: &Model, step: &Step) -> Described {
     }
 }
 
-fn sql(stmt: &SqlStmt, reply: &Reply, m: &Model) -> String {
-    let text = match stmt {
+/// A statement as written (`BEGIN`, `COMMIT`, `ROLLBACK` for those).
+pub(super) fn sql_text(stmt: &SqlStmt) -> &str {
+    match stmt {
         SqlStmt::Begin { .. } => "BEGIN",
         SqlStmt::Commit => "COMMIT",
         SqlStmt::Rollback => "ROLLBACK",
@@ -232,7 +233,11 @@ fn sql(stmt: &SqlStmt, reply: &Reply, m: &Model) -> String {
         | SqlStmt::Update { text, .. }
         | SqlStmt::Insert { text, .. }
         | SqlStmt::Delete { text, .. } => text,
-    };
+    }
+}
+
+fn sql(stmt: &SqlStmt, reply: &Reply, m: &Model) -> String {
+    let text = sql_text(stmt);
     match reply {
         Reply::None => text.to_string(),
         Reply::Tag(tag) => format!("{text} → {tag}"),
@@ -255,7 +260,7 @@ fn tuple(m: &Model, r: &[Value]) -> String {
     }
 }
 
-fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
+pub(super) fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
     match cmd {
         RedisCmd::Set { key, nx, px, .. } => {
             let mut s = format!("SET {} {}", m.symbol(*key), m.show(&arg));
@@ -333,7 +338,7 @@ pub fn ms(m: &Model, ticks: u64) -> String {
 }
 
 /// A Redis node by server and position: `cache` for a primary as declared, `cache/replica1`.
-fn node_name(m: &Model, node: u16) -> String {
+pub(super) fn node_name(m: &Model, node: u16) -> String {
     let mut base = 0usize;
     for r in &m.redis {
         let n = 1 + r.replicas as usize;

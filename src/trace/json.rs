@@ -1,67 +1,243 @@
-//! The trace as JSON, for tools and replay.
+//! The trace as JSON data (docs/json.md): per step the step's name (as the replay token
+//! writes it), who acted, where in the model, the time, what it did in words, and every event
+//! as data — SQL replies, Redis commands, row versions, locks, keys and their TTLs, faults.
+//! Only reads the trace; computes no semantics.
 
-use super::describe::describe;
-use super::Trace;
-use crate::exec::Choice;
+use super::describe::{describe, ms, node_name, redis, row_name, sql_text, wait_name};
+use super::{token, Step, Trace};
+use crate::exec::observe::{Event, Reply};
+use crate::explore::waits::Edge;
 use crate::ir::Model;
-use serde_json::{json, Value};
+use crate::world::value::{Pid, Value};
+use serde_json::{json, Map, Value as Json};
 
-/// One object per step: who acted (or the environment), the stable choice, what it did, what
-/// changed, the model time after it.
+/// The trace: its failure, replay token, steps, and for a deadlock the waits at its end.
 #[must_use]
-pub fn render(m: &Model, t: &Trace) -> Value {
-    let steps: Vec<Value> = t
+pub fn render(m: &Model, t: &Trace) -> Json {
+    let steps: Vec<Json> = t
         .steps
         .iter()
-        .map(|s| {
-            let d = describe(m, s);
-            json!({
-                "actor": d.actor.map(|p| m.process_name(p)),
-                "choice": choice(m, s.choice),
-                "did": d.doing,
-                "world": d.world,
-                "time_ms": s.time * m.tick_ms,
-            })
-        })
+        .enumerate()
+        .map(|(i, s)| step(m, i, s))
         .collect();
-    let cycle: Option<Vec<Value>> = t.cycle.as_ref().map(|c| {
-        c.iter()
-            .map(|e| {
-                json!({
-                    "waiter": m.process_name(e.waiter),
-                    "holder": m.process_name(e.holder),
-                })
-            })
-            .collect()
-    });
+    let edges = |es: &[Edge]| -> Vec<Json> { es.iter().map(|e| edge(m, e)).collect() };
     json!({
-        "failure": t.failure.name(m),
+        "failure": t.failure.map(|f| f.name(m)),
+        "replay": token::render(m, t),
         "steps": steps,
         "context_switches": t.context_switches(),
-        "wait_cycle": cycle,
-        "loop_start": t.loop_start,
+        "loop_start": t.loop_start.map(|k| k + 1),
+        "waits": edges(&t.waits),
+        "wait_cycle": t.cycle.as_ref().map(|c| edges(c)),
     })
 }
 
-/// The stable name of a choice: `buyer[0]`, `tick`, `crash#0:buyer[1]`.
+fn step(m: &Model, i: usize, s: &Step) -> Json {
+    let d = describe(m, s);
+    let at = s.events.iter().find_map(|e| match e {
+        Event::At { span } => Some(*span),
+        _ => None,
+    });
+    let ticks: u64 = s
+        .events
+        .iter()
+        .map(|e| match e {
+            Event::TimePasses { ticks } => u64::from(*ticks),
+            _ => 0,
+        })
+        .sum();
+    json!({
+        "index": i + 1,
+        "step": token::name(m, s.choice, ticks),
+        "actor": d.actor.map(|p| m.process_name(p)),
+        "line": at.map(|span| m.line_of(span)),
+        "time_ms": s.time * m.tick_ms,
+        "did": d.doing,
+        "world": d.world,
+        "events": s.events.iter().filter_map(|e| event(m, e)).collect::<Vec<_>>(),
+    })
+}
+
+fn edge(m: &Model, e: &Edge) -> Json {
+    json!({
+        "waiter": m.process_name(e.waiter),
+        "holder": m.process_name(e.holder),
+        "for": wait_name(m, e.wait),
+    })
+}
+
+/// A value: nil is null, a process id is `{"process": "buyer[0]"}`.
 #[must_use]
-pub fn choice(m: &Model, c: Choice) -> String {
-    match c {
-        Choice::Proc(p) => m.process_name(p),
-        Choice::Check(p) => format!("check:{}", m.process_name(p)),
-        Choice::Timeout(p) => format!("timeout:{}", m.process_name(p)),
-        Choice::Tick => "tick".into(),
-        Choice::Renew(p) => format!("renew:{}", m.process_name(p)),
-        Choice::Resume(p) => format!("resume:{}", m.process_name(p)),
-        Choice::Fault { fault, pid } => format!("fault#{fault}:{}", m.process_name(pid)),
-        Choice::Replicate(n) => format!("replicate:{n}"),
-        Choice::Failover { fault, node } => format!("failover#{fault}:{node}"),
-        Choice::Jump { fault } => format!("jump#{fault}"),
-        Choice::Drift { fault, pid, ahead } => format!(
-            "drift#{fault}:{}:{}",
-            m.process_name(pid),
-            if ahead { "ahead" } else { "behind" }
-        ),
-        Choice::Finish(p) => format!("finish:{}", m.process_name(p)),
+pub fn value(m: &Model, v: Value) -> Json {
+    match v {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => json!(b),
+        Value::Int(i) => json!(i),
+        Value::Str(s) => json!(m.symbol(s)),
+        Value::Pid(p) => json!({ "process": m.process_name(p) }),
     }
+}
+
+fn row(m: &Model, table: u16, key: Value, values: Option<&[Value]>) -> Json {
+    let db = m.db.as_ref().expect("rows exist only with a db");
+    let t = &db.tables[table as usize];
+    let values = values.map(|vs| {
+        let cols: Map<String, Json> = t
+            .columns
+            .iter()
+            .zip(vs)
+            .map(|(c, v)| (c.name.clone(), value(m, *v)))
+            .collect();
+        Json::Object(cols)
+    });
+    json!({ "table": t.name, "key": value(m, key), "name": row_name(m, table, key), "values": values })
+}
+
+fn reply(m: &Model, r: &Reply) -> Json {
+    match r {
+        Reply::None => Json::Null,
+        Reply::Rows(rows) => json!({
+            "rows": rows
+                .iter()
+                .map(|r| r.iter().map(|v| value(m, *v)).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        }),
+        Reply::Count(n) => json!({ "count": n }),
+        Reply::Tag(t) => json!({ "tag": t }),
+        Reply::Error(code) => json!({ "error": m.symbol(*code) }),
+    }
+}
+
+fn server(m: &Model, s: u16) -> &str {
+    m.redis[s as usize].name.as_str()
+}
+
+/// One event as data, with its `kind`; `None` for the bookkeeping ones (where a step starts
+/// is the step's `line`).
+#[must_use]
+pub fn event(m: &Model, e: &Event) -> Option<Json> {
+    let p = |pid: &Pid| m.process_name(*pid);
+    let key = |k: &crate::world::value::Sym| m.symbol(*k).to_string();
+    Some(match e {
+        Event::At { .. } => return None,
+        Event::Sql { stmt, reply: r } => {
+            json!({ "kind": "sql", "statement": sql_text(stmt), "reply": reply(m, r) })
+        }
+        Event::Redis {
+            server: s,
+            cmd,
+            arg,
+            reply: r,
+        } => json!({
+            "kind": "redis", "server": server(m, *s), "command": redis(m, cmd, *arg),
+            "reply": value(m, *r),
+        }),
+        Event::Lock { mutex } => json!({ "kind": "lock", "mutex": m.mutexes[*mutex as usize] }),
+        Event::Unlock { mutex } => {
+            json!({ "kind": "unlock", "mutex": m.mutexes[*mutex as usize] })
+        }
+        Event::Waits { wait, holder } => json!({
+            "kind": "waits", "for": wait_name(m, *wait), "holder": holder.as_ref().map(p),
+        }),
+        Event::SetGhost { ghost, value: v } => {
+            json!({ "kind": "ghost", "ghost": m.ghosts[*ghost as usize].name, "value": v })
+        }
+        Event::Delay { work, ticks, upto } => json!({
+            "kind": if *work { "work" } else { "sleep" },
+            "ms": u64::from(*ticks) * m.tick_ms, "up_to_ms": u64::from(*upto) * m.tick_ms,
+        }),
+        Event::ReplyLost { pid } => json!({ "kind": "reply_lost", "process": p(pid) }),
+        Event::Drift { pid, by } => json!({
+            "kind": "drift", "process": p(pid), "by_ms": i64::from(*by) * m.tick_ms as i64,
+        }),
+        Event::EndedEarly { pid } => json!({ "kind": "ended_early", "process": p(pid) }),
+        Event::Finished { outcome } => json!({
+            "kind": "finished", "outcome": outcome.as_ref().map(key),
+        }),
+        Event::Failed(err) => json!({ "kind": "runtime_error", "message": err.message() }),
+        Event::Uncaught { code } => json!({ "kind": "uncaught", "code": key(code) }),
+        Event::RowCommitted {
+            table,
+            key: k,
+            values,
+        } => {
+            let mut r = row(m, *table, *k, values.as_deref());
+            r["kind"] = json!(if values.is_some() {
+                "row_committed"
+            } else {
+                "row_deleted"
+            });
+            r
+        }
+        Event::RowLocked { table, key: k } => {
+            let mut r = row(m, *table, *k, None);
+            r["kind"] = json!("row_locked");
+            r
+        }
+        Event::Deadlock { cycle, victim } => json!({
+            "kind": "deadlock",
+            "cycle": cycle.iter().map(|e| edge(m, e)).collect::<Vec<_>>(),
+            "victim": p(victim),
+        }),
+        Event::Interrupted { pid, code } => {
+            json!({ "kind": "interrupted", "process": p(pid), "code": key(code) })
+        }
+        Event::Aborted { pid } => json!({ "kind": "aborted", "process": p(pid) }),
+        Event::Granted { pid, wait } => {
+            json!({ "kind": "granted", "process": p(pid), "what": wait_name(m, *wait) })
+        }
+        Event::KeySet {
+            server: s,
+            key: k,
+            value: v,
+            ttl,
+        } => json!({
+            "kind": "key_set", "server": server(m, *s), "key": key(k), "value": value(m, *v),
+            "ttl_ms": ttl.map(|t| u64::from(t) * m.tick_ms),
+        }),
+        Event::Watchdog { key: k, running } => {
+            json!({ "kind": "watchdog", "key": key(k), "running": running })
+        }
+        Event::Renewal {
+            pid,
+            key: k,
+            renewed,
+        } => json!({ "kind": "renewal", "process": p(pid), "key": key(k), "renewed": renewed }),
+        Event::Paused { pid, paused } => {
+            json!({ "kind": "paused", "process": p(pid), "paused": paused })
+        }
+        Event::Hung { pid } => json!({ "kind": "hung", "process": p(pid) }),
+        Event::Replicated { node, key: k } => {
+            json!({ "kind": "replicated", "node": node_name(m, *node), "key": key(k) })
+        }
+        Event::ClockJump { server: s, by } => json!({
+            "kind": "clock_jump", "server": server(m, *s), "by_ms": u64::from(*by) * m.tick_ms,
+        }),
+        Event::Failover {
+            server: s,
+            promoted,
+        } => json!({
+            "kind": "failover", "server": server(m, *s), "promoted": node_name(m, *promoted),
+        }),
+        Event::KeyTtl {
+            server: s,
+            key: k,
+            ttl,
+        } => json!({
+            "kind": "key_ttl", "server": server(m, *s), "key": key(k),
+            "ttl_ms": u64::from(*ttl) * m.tick_ms,
+        }),
+        Event::KeyDeleted { server: s, key: k } => {
+            json!({ "kind": "key_deleted", "server": server(m, *s), "key": key(k) })
+        }
+        Event::KeyExpired { server: s, key: k } => {
+            json!({ "kind": "key_expired", "server": server(m, *s), "key": key(k) })
+        }
+        Event::TimePasses { ticks } => json!({
+            "kind": "time_passes", "ms": u64::from(*ticks) * m.tick_ms,
+            "as_written": ms(m, u64::from(*ticks)),
+        }),
+        Event::Woke { pid } => json!({ "kind": "woke", "process": p(pid) }),
+        Event::Crashed { pid } => json!({ "kind": "crashed", "process": p(pid) }),
+    })
 }

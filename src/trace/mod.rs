@@ -4,6 +4,7 @@
 mod describe;
 pub mod json;
 pub mod text;
+pub mod token;
 
 use crate::exec::observe::{Event, Record, Resource};
 use crate::exec::{apply, Choice};
@@ -17,7 +18,9 @@ use crate::world::State;
 #[derive(Clone, Debug)]
 pub struct Trace {
     pub steps: Vec<Step>,
-    pub failure: Failure,
+    /// What the path's end breaks (`None`: a path replayed from a token that ends where
+    /// nothing is broken).
+    pub failure: Option<Failure>,
     /// For a deadlock: every wait edge in the final state, and the cycle among them if any.
     pub waits: Vec<Edge>,
     pub cycle: Option<Vec<Edge>>,
@@ -65,7 +68,7 @@ impl std::error::Error for ReplayError {}
 ///
 /// # Errors
 /// [`ReplayError`] when a choice of the path is not enabled where it is taken.
-pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, ReplayError> {
+pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Trace, ReplayError> {
     let mut s = State::initial(m);
     let mut steps = Vec::with_capacity(path.len());
     let mut time = 0u64;
@@ -91,7 +94,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Failure) -> Result<Trace, Rep
         });
         s = next;
     }
-    let (waits, cycle) = if failure == Failure::Deadlock {
+    let (waits, cycle) = if failure == Some(Failure::Deadlock) {
         (waits::edges(m, &s), waits::cycle(m, &s))
     } else {
         (Vec::new(), None)

@@ -126,15 +126,14 @@ fn mark(m: &Model, t: &Trace, i: usize, world: String) -> String {
         return world;
     }
     match t.failure {
-        Failure::Property(_) | Failure::RuntimeError(_) => {
-            join(&world, &format!("✗ {}", t.failure.name(m)))
+        Some(f @ (Failure::Property(_) | Failure::RuntimeError(_))) => {
+            join(&world, &format!("✗ {}", f.name(m)))
         }
-        Failure::Unreached(_) => world,
-        Failure::Unevaluable(_) => join(
-            &world,
-            &format!("✗ {} cannot be evaluated", t.failure.name(m)),
-        ),
-        Failure::Deadlock => join(&world, "✗ deadlock"),
+        Some(Failure::Unreached(_)) | None => world,
+        Some(f @ Failure::Unevaluable(_)) => {
+            join(&world, &format!("✗ {} cannot be evaluated", f.name(m)))
+        }
+        Some(Failure::Deadlock) => join(&world, "✗ deadlock"),
     }
 }
 
@@ -160,7 +159,7 @@ fn ending(m: &Model, t: &Trace) -> String {
     if let Some(start) = t.loop_start {
         return format!("↻ back to step {} — forever\n", start + 1);
     }
-    if t.failure != Failure::Deadlock {
+    if t.failure != Some(Failure::Deadlock) {
         return String::new();
     }
     let (head, edges) = match &t.cycle {

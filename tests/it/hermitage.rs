@@ -13,7 +13,6 @@
 //! read predicates, G2 with inserts).
 
 use interlock::exec::Choice;
-use interlock::explore::Failure;
 use interlock::ir::Flavour;
 use interlock::trace::replay;
 use interlock::world::process::Status;
@@ -84,9 +83,8 @@ struct Run<'a> {
 /// transaction cannot step there.
 fn run<'a>(model: &'a Model, schedule: &[usize]) -> Run<'a> {
     let ir = model.ir();
-    let trace = replay(ir, &path(schedule), Failure::Property(0)).unwrap_or_else(|e| {
-        let before = replay(ir, &path(&schedule[..e.step]), Failure::Property(0))
-            .expect("the prefix replays");
+    let trace = replay(ir, &path(schedule), None).unwrap_or_else(|e| {
+        let before = replay(ir, &path(&schedule[..e.step]), None).expect("the prefix replays");
         let statuses: Vec<String> = (0..before.end.procs.len())
             .map(|p| format!("T{}: {:?}", p + 1, before.end.procs[p].status))
             .collect();
@@ -151,7 +149,7 @@ impl Run<'_> {
         let mut next = self.schedule.clone();
         next.push(pid);
         matches!(self.status(pid), Status::Waiting(_))
-            && replay(self.model.ir(), &path(&next), Failure::Property(0)).is_err()
+            && replay(self.model.ir(), &path(&next), None).is_err()
     }
 
     /// The process finished with `return "outcome"` (`None`: fell off the end).

@@ -7,6 +7,7 @@ mod fuzz;
 mod golden;
 mod hermitage;
 mod isolation;
+mod json;
 mod lang;
 mod models;
 mod reductions;

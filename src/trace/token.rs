@@ -1,0 +1,368 @@
+//! The replay token: a path written with the step names a person reads in a trace, every
+//! step explicit — `buyer[0] buyer[1] tick 100ms resume worker fault crash buyer[1]` — printed
+//! under every counterexample and read back by `check --path`, so that any trace can be
+//! replayed, shared and edited (docs/json.md, "Replay tokens").
+//!
+//! A step is one of: a process name (`buyer[0]`, or `a` for a group of one: its next step);
+//! `check P` (a PostgreSQL deadlock check falls due), `timeout P` (a lock wait times out),
+//! `renew P` (a watchdog renewal), `resume P` (a pause ends), `finish P` (a ranged delay ends
+//! early); `tick D` (time passes by `D`, as the trace shows it: `100ms`, `2s`); `fault KIND P`
+//! (`crash`, `pause`, `hang`, `timeout`), `drift P ahead|behind`, `replicate NODE`,
+//! `failover NODE`, `jump SERVER`. A fault kind declared twice for one group is numbered in
+//! declaration order: `crash#2`. In a liveness counterexample, `loop` marks where the steps
+//! that repeat forever begin.
+
+use super::describe::{ms, node_name};
+use super::Trace;
+use crate::exec::observe::{Event, Record};
+use crate::exec::{apply, Choice};
+use crate::ir::{FaultKind, Model};
+use crate::world::value::Pid;
+use crate::world::State;
+
+/// A token that does not fit the model or the path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenError {
+    /// The step it is about, from 1.
+    pub step: usize,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "step {} of the path: {}", self.step, self.message)?;
+        if let Some(h) = &self.hint {
+            write!(f, "\n  hint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+/// The token of a trace's path.
+#[must_use]
+pub fn render(m: &Model, t: &Trace) -> String {
+    steps(m, t).join(" ")
+}
+
+/// The token's steps, one string each (`tick 100ms` is one), with `loop` before the first
+/// step of a lasso's loop.
+#[must_use]
+pub fn steps(m: &Model, t: &Trace) -> Vec<String> {
+    let mut out = Vec::with_capacity(t.steps.len() + 1);
+    for (i, s) in t.steps.iter().enumerate() {
+        if t.loop_start == Some(i) {
+            out.push("loop".to_string());
+        }
+        let ticks: u64 = s
+            .events
+            .iter()
+            .map(|e| match e {
+                Event::TimePasses { ticks } => u64::from(*ticks),
+                _ => 0,
+            })
+            .sum();
+        out.push(name(m, s.choice, ticks));
+    }
+    out
+}
+
+/// A token read back: the path, and where its loop begins (`loop`), if it has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Path {
+    pub choices: Vec<Choice>,
+    pub loop_start: Option<usize>,
+}
+
+/// The name of one step; `ticks` is how long a `tick` lets time pass.
+#[must_use]
+pub fn name(m: &Model, c: Choice, ticks: u64) -> String {
+    let p = |pid: Pid| m.process_name(pid);
+    match c {
+        Choice::Proc(pid) => p(pid),
+        Choice::Check(pid) => format!("check {}", p(pid)),
+        Choice::Timeout(pid) => format!("timeout {}", p(pid)),
+        Choice::Tick => format!("tick {}", ms(m, ticks)),
+        Choice::Renew(pid) => format!("renew {}", p(pid)),
+        Choice::Resume(pid) => format!("resume {}", p(pid)),
+        Choice::Finish(pid) => format!("finish {}", p(pid)),
+        Choice::Fault { fault, pid } => format!("fault {} {}", fault_name(m, fault), p(pid)),
+        Choice::Drift { fault, pid, ahead } => {
+            let dir = if ahead { "ahead" } else { "behind" };
+            format!("{} {} {dir}", fault_name(m, fault), p(pid))
+        }
+        Choice::Replicate(node) => format!("replicate {}", node_name(m, node)),
+        Choice::Failover { fault, node } => {
+            format!("{} {}", fault_name(m, fault), node_name(m, node))
+        }
+        Choice::Jump { fault } => {
+            let server = match m.faults[fault as usize].kind {
+                FaultKind::ClockJump { server, .. } => m.redis[server as usize].name.as_str(),
+                _ => "?",
+            };
+            format!("{} {server}", fault_name(m, fault))
+        }
+    }
+}
+
+/// The word a fault kind is declared with.
+fn kind_word(k: &FaultKind) -> &'static str {
+    match k {
+        FaultKind::Crash => "crash",
+        FaultKind::Pause { .. } => "pause",
+        FaultKind::Hang => "hang",
+        FaultKind::Drift { .. } => "drift",
+        FaultKind::LostReply => "timeout",
+        FaultKind::ClockJump { .. } => "jump",
+        FaultKind::Failover { .. } => "failover",
+    }
+}
+
+/// Where a fault applies: its group, or its server.
+fn target(k: &FaultKind, group: usize) -> (bool, usize) {
+    match k {
+        FaultKind::ClockJump { server, .. } | FaultKind::Failover { server } => {
+            (true, *server as usize)
+        }
+        _ => (false, group),
+    }
+}
+
+/// `crash`, or `crash#2` for the second crash fault declared for the same group.
+fn fault_name(m: &Model, fault: u16) -> String {
+    let f = &m.faults[fault as usize];
+    let word = kind_word(&f.kind);
+    let same: Vec<usize> = (0..m.faults.len())
+        .filter(|&i| {
+            let g = &m.faults[i];
+            kind_word(&g.kind) == word && target(&g.kind, g.group) == target(&f.kind, f.group)
+        })
+        .collect();
+    if same.len() < 2 {
+        return word.to_string();
+    }
+    let k = same.iter().position(|&i| i == fault as usize).unwrap_or(0);
+    format!("{word}#{}", k + 1)
+}
+
+/// Reads a token back into the path it names, checking each step against the model as it
+/// goes: the step must be enabled where it stands, and a `tick` must pass the time it says.
+///
+/// # Errors
+/// The first step that does not fit, with why and usually what would.
+pub fn path(m: &Model, token: &str) -> Result<Path, TokenError> {
+    let words: Vec<&str> = token.split_whitespace().collect();
+    let mut s = State::initial(m);
+    let mut path = Vec::new();
+    let mut looped: Option<(usize, State)> = None;
+    let mut at = 0;
+    while at < words.len() {
+        let step = path.len() + 1;
+        if words[at] == "loop" {
+            if looped.is_some() {
+                return Err(TokenError {
+                    step,
+                    message: "a second `loop`".into(),
+                    hint: Some("a lasso has one loop: the steps after `loop` repeat".into()),
+                });
+            }
+            looped = Some((path.len(), s.clone()));
+            at += 1;
+            continue;
+        }
+        let fail = |message: String, hint: Option<String>| TokenError {
+            step,
+            message,
+            hint,
+        };
+        let (c, want, used) =
+            read_step(m, &words[at..], &s).map_err(|(msg, hint)| fail(msg, hint))?;
+        let mut rec = Record::default();
+        let Some(next) = apply(m, &s, c, &mut rec) else {
+            let here = enabled_names(m, &s);
+            return Err(fail(
+                format!("`{}` cannot happen here", words[at..at + used].join(" ")),
+                Some(format!("what can happen after step {}: {here}", step - 1)),
+            ));
+        };
+        if let Some(want) = want {
+            let passed: u64 = rec
+                .events
+                .iter()
+                .map(|e| match e {
+                    Event::TimePasses { ticks } => u64::from(*ticks),
+                    _ => 0,
+                })
+                .sum();
+            if ms(m, passed) != want {
+                return Err(fail(
+                    format!("time passes {} here, not {want}", ms(m, passed)),
+                    Some(format!("write `tick {}`", ms(m, passed))),
+                ));
+            }
+        }
+        path.push(c);
+        s = next;
+        at += used;
+    }
+    if let Some((start, from)) = &looped {
+        if *from != s || *start == path.len() {
+            return Err(TokenError {
+                step: path.len(),
+                message: format!(
+                    "the loop that starts at step {} does not come back to where it started",
+                    start + 1
+                ),
+                hint: Some("the steps after `loop` must lead back to the state before it".into()),
+            });
+        }
+    }
+    Ok(Path {
+        choices: path,
+        loop_start: looped.map(|(k, _)| k),
+    })
+}
+
+/// The names of the steps that can happen in `s`, for a hint.
+fn enabled_names(m: &Model, s: &State) -> String {
+    let mut succ = Vec::new();
+    crate::exec::successors(m, s, &mut succ);
+    if succ.is_empty() {
+        return "nothing: the run is over".into();
+    }
+    let names: Vec<String> = succ
+        .iter()
+        .map(|(c, _)| match c {
+            Choice::Tick => "tick …".to_string(),
+            c => name(m, *c, 0),
+        })
+        .collect();
+    names.join(", ")
+}
+
+type Read = (Choice, Option<String>, usize);
+
+/// One step at the start of `words`: its choice, the time a `tick` claims, and how many
+/// words it took.
+fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Option<String>)> {
+    let arg = |i: usize| -> Result<&str, (String, Option<String>)> {
+        words
+            .get(i)
+            .copied()
+            .ok_or_else(|| (format!("`{}` needs more after it", words[0]), None))
+    };
+    let process = |w: &str| {
+        pid_named(m, w).ok_or_else(|| {
+            let names: Vec<String> = (0..m.processes.len())
+                .map(|i| m.process_name(Pid(i as u16)))
+                .collect();
+            (
+                format!("no process is named `{w}`"),
+                Some(format!("the processes are {}", names.join(", "))),
+            )
+        })
+    };
+    let timer = |c: fn(Pid) -> Choice| -> Result<Read, (String, Option<String>)> {
+        Ok((c(process(arg(1)?)?), None, 2))
+    };
+    match words[0] {
+        "check" => timer(Choice::Check),
+        "timeout" => timer(Choice::Timeout),
+        "renew" => timer(Choice::Renew),
+        "resume" => timer(Choice::Resume),
+        "finish" => timer(Choice::Finish),
+        "tick" => Ok((Choice::Tick, Some(arg(1)?.to_string()), 2)),
+        "fault" => {
+            let fault = fault_named(m, arg(1)?)?;
+            Ok((
+                Choice::Fault {
+                    fault,
+                    pid: process(arg(2)?)?,
+                },
+                None,
+                3,
+            ))
+        }
+        "replicate" => Ok((Choice::Replicate(node_named(m, arg(1)?)?), None, 2)),
+        w if w.starts_with("drift") => {
+            let fault = fault_named(m, w)?;
+            let pid = process(arg(1)?)?;
+            let ahead = match arg(2)? {
+                "ahead" => true,
+                "behind" => false,
+                other => return Err((format!("`{other}`: a drift is `ahead` or `behind`"), None)),
+            };
+            Ok((Choice::Drift { fault, pid, ahead }, None, 3))
+        }
+        w if w.starts_with("failover") => {
+            let fault = fault_named(m, w)?;
+            Ok((
+                Choice::Failover {
+                    fault,
+                    node: node_named(m, arg(1)?)?,
+                },
+                None,
+                2,
+            ))
+        }
+        w if w.starts_with("jump") => {
+            let fault = fault_named(m, w)?;
+            arg(1)?;
+            Ok((Choice::Jump { fault }, None, 2))
+        }
+        w => {
+            let pid = process(w).map_err(|(msg, hint)| {
+                let _ = s;
+                (
+                    format!("{msg}, and `{w}` is no step"),
+                    hint.map(|h| {
+                        format!(
+                            "a step is a process name or `tick D`, `check P`, `timeout P`, \
+                             `renew P`, `resume P`, `finish P`, `fault KIND P`, `drift P ahead`, \
+                             `replicate NODE`, `failover NODE`, `jump SERVER`; {h}"
+                        )
+                    }),
+                )
+            })?;
+            Ok((Choice::Proc(pid), None, 1))
+        }
+    }
+}
+
+fn pid_named(m: &Model, w: &str) -> Option<Pid> {
+    (0..m.processes.len())
+        .map(|i| Pid(i as u16))
+        .find(|&p| m.process_name(p) == w)
+}
+
+fn fault_named(m: &Model, w: &str) -> Result<u16, (String, Option<String>)> {
+    (0..m.faults.len() as u16)
+        .find(|&f| fault_name(m, f) == w)
+        .ok_or_else(|| {
+            let names: Vec<String> = (0..m.faults.len() as u16)
+                .map(|f| fault_name(m, f))
+                .collect();
+            let hint = if names.is_empty() {
+                "the model declares no fault".to_string()
+            } else {
+                format!("the model's faults are {}", names.join(", "))
+            };
+            (format!("no fault is named `{w}`"), Some(hint))
+        })
+}
+
+fn node_named(m: &Model, w: &str) -> Result<u16, (String, Option<String>)> {
+    (0..m.redis_nodes() as u16)
+        .find(|&n| node_name(m, n) == w)
+        .ok_or_else(|| {
+            let names: Vec<String> = (0..m.redis_nodes() as u16)
+                .map(|n| node_name(m, n))
+                .collect();
+            (
+                format!("no Redis node is named `{w}`"),
+                Some(format!("the nodes are {}", names.join(", "))),
+            )
+        })
+}

@@ -30,7 +30,7 @@ pub fn document(results: Vec<Json>, exit_code: u8) -> Json {
 /// One model's verdict; `file` is its label (`path [flavour]`).
 #[must_use]
 pub fn verdict(file: &str, v: &Verdict) -> Json {
-    let m = &v.model;
+    let m = v.model.ir();
     let s = v.stats;
     json!({
         "file": file,

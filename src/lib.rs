@@ -2,28 +2,56 @@
 //! ways backend services protect shared data — in-process mutexes, Redis locks, database row
 //! locks and optimistic versions.
 //!
+//! A [`Model`] is read from a `.model` file (or text); [`Model::check`] explores every
+//! interleaving and returns a [`Verdict`]: what was found ([`Outcome`]), whether the model
+//! expected it, the search's [`Stats`], the counterexample as a [`Trace`], and what the search
+//! did not cover ([`Coverage`], [`Warning`]s). [`Options`] bound and shape the search.
+//!
 //! ```no_run
 //! let verdict = interlock::Model::from_file("models/optimistic/version-check.model")
 //!     .unwrap()
 //!     .check();
 //! verdict.assert_holds(); // on failure, panics with the rendered counterexample
 //! ```
+//!
+//! In a crate's own tests, searches want an optimised build: add to its `Cargo.toml`
+//! `[profile.test.package.interlock] opt-level = 3` (a debug build runs them about 13 times
+//! slower).
+#![cfg_attr(not(feature = "internals"), warn(missing_docs))]
 
-pub mod exec;
-pub mod explore;
-pub mod ir;
+/// The engine's modules: private, but public (and hidden from the documentation) under the
+/// `internals` feature, which this crate's own tests and benchmarks turn on. Nothing outside
+/// them should depend on them: they change without notice.
+macro_rules! internal {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[cfg(feature = "internals")]
+            #[doc(hidden)]
+            #[allow(missing_docs)]
+            pub mod $name;
+            #[cfg(not(feature = "internals"))]
+            #[allow(dead_code, unused_imports)]
+            mod $name;
+        )*
+    };
+}
+
+internal!(exec, explore, ir, lang, trace, world);
+
 pub mod json;
-pub mod lang;
 mod limits;
-pub mod trace;
-pub mod verdict;
-pub mod warnings;
-pub mod world;
+mod verdict;
+mod warnings;
 
-pub use explore::{Options, StepMemo};
+pub use explore::coverage::{Coverage, End, OpCount};
+pub use explore::{Bound, Failure, Options, Outcome, Progress, Stats, StepMemo};
 pub use ir::Flavour;
-pub use lang::{Diagnostics, ParseOptions};
+pub use lang::{Diagnostic, Diagnostics, ParseOptions};
+pub use trace::token::TokenError;
+pub use trace::Trace;
 pub use verdict::Verdict;
+pub use warnings::Warning;
+pub use world::value::{Pid, Sym};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,12 +65,14 @@ pub struct Model {
     ir: Arc<ir::Model>,
 }
 
-/// Why a model could not be loaded.
-#[derive(Debug)]
+/// Why a model could not be loaded. Its `Debug` is its `Display`, the rendered
+/// diagnostics with their carets, so that `Model::from_file(…).unwrap()` shows them.
 pub enum Error {
     /// The file could not be read.
     Io {
+        /// The file, as given.
         path: String,
+        /// Why not.
         source: std::io::Error,
     },
     /// The text has mistakes; every one found is listed.
@@ -55,6 +85,12 @@ impl std::fmt::Display for Error {
             Error::Io { path, source } => write!(f, "error: cannot read {path}: {source}"),
             Error::Invalid(d) => write!(f, "{}", d.render()),
         }
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
 
@@ -178,10 +214,67 @@ impl Model {
         Self::parse("<string>", text)
     }
 
-    /// The resolved model.
+    /// The resolved model (the engine's view of it).
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
     #[must_use]
     pub fn ir(&self) -> &ir::Model {
         &self.ir
+    }
+
+    /// The resolved model, inside the crate.
+    #[cfg(not(feature = "internals"))]
+    #[allow(dead_code)] // the verdict and JSON modules reach it when the command line does
+    pub(crate) fn ir(&self) -> &ir::Model {
+        &self.ir
+    }
+
+    /// The title, as `model "…"` gives it.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.ir.name
+    }
+
+    /// The lesson, as `about "…"` gives it.
+    #[must_use]
+    pub fn about(&self) -> &str {
+        &self.ir.about
+    }
+
+    /// Where the text came from (a path, or `<string>`): messages and replay lines name it.
+    #[must_use]
+    pub fn origin(&self) -> &str {
+        &self.ir.origin
+    }
+
+    /// The expectation, as the `expect` line says it: `holds`, `violated NAME`, `deadlock`,
+    /// or `nothing stated` for a flavour the file states nothing for.
+    #[must_use]
+    pub fn expected(&self) -> String {
+        match &self.ir.expect {
+            ir::Expect::Holds => "holds".to_string(),
+            ir::Expect::Violated(n) => format!("violated {n}"),
+            ir::Expect::Deadlock => "deadlock".to_string(),
+            ir::Expect::Unstated => "nothing stated".to_string(),
+        }
+    }
+
+    /// What a failure is called: the property's name, `deadlock` or `no_runtime_error`.
+    #[must_use]
+    pub fn failure_name(&self, f: Failure) -> String {
+        f.name(&self.ir)
+    }
+
+    /// A process's name: `buyer[0]`, or `a` for a group of one.
+    #[must_use]
+    pub fn process_name(&self, pid: Pid) -> String {
+        self.ir.process_name(pid)
+    }
+
+    /// The text of a symbol (an error code, an outcome's label, a key's name).
+    #[must_use]
+    pub fn symbol(&self, sym: Sym) -> &str {
+        self.ir.symbol(sym)
     }
 
     /// Explores every interleaving with no bounds.
@@ -203,9 +296,13 @@ impl Model {
     #[must_use]
     pub fn check_monitored(
         &self,
-        opts: Options,
+        mut opts: Options,
         monitor: &mut dyn FnMut(&explore::Progress) -> Option<explore::Bound>,
     ) -> Verdict {
+        if opts.threads == 0 {
+            opts.threads =
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        }
         let started = std::time::Instant::now();
         let stop = explore::Stop::default();
         let (outcome, stats, coverage) = limits::watched(&opts, &stop, || {
@@ -246,7 +343,7 @@ impl Model {
         };
         let warnings = warnings::warnings(&self.ir, &outcome, &coverage);
         Verdict {
-            model: Arc::clone(&self.ir),
+            model: self.clone(),
             outcome,
             stats,
             seconds,
@@ -259,7 +356,7 @@ impl Model {
 
 impl Model {
     /// The trace of the path a replay token names (the step names a trace shows, every step
-    /// explicit: `buyer[0] buyer[1] tick 100ms …`; see [`trace::token`]), with what its end
+    /// explicit: `buyer[0] buyer[1] tick 100ms …`; see docs/json.md, "Replay tokens"), with what its end
     /// state breaks: the first property by the checker's order, or a deadlock.
     ///
     /// # Errors

@@ -410,9 +410,9 @@ fn check(
                     let alone = files.len() == 1 && !several;
                     let notable = v.trace.is_some() || !v.met() || !v.warnings.is_empty();
                     if format == Format::Text && !quiet && (alone || notable || show.coverage) {
-                        outln!("{label}: {}\n{}", v.model.name, v.render());
+                        outln!("{label}: {}\n{}", v.model.name(), v.render());
                         if show.coverage {
-                            outln!("{}", interlock::warnings::table(&v.model, &v.coverage));
+                            outln!("{}", v.coverage_table());
                         }
                         if show.default_memory && stopped_for_memory(&v) {
                             outln!(
@@ -485,20 +485,19 @@ fn replay(paths: &[PathBuf], db: Option<Flavour>, token: &str) -> ExitCode {
     };
     match m.trace_of(token) {
         Ok(t) => {
-            let ir = m.ir();
-            outln!("{}: {}", files[0].display(), ir.name);
-            let n = t.steps.len();
+            outln!("{}: {}", files[0].display(), m.name());
+            let n = t.len();
             outln!(
                 "the path of --path: {n} step{}\n",
                 if n == 1 { "" } else { "s" }
             );
             if n > 0 {
-                out!("{}", interlock::trace::text::render(ir, &t));
+                out!("{}", t.text(m));
             }
             let end = match (t.failure, t.loop_start) {
                 (_, Some(k)) => format!("its steps from step {} repeat forever", k + 1),
-                (Some(f), None) => format!("✗ its end breaks {}", f.name(ir)),
-                (None, None) if t.end.is_final() => {
+                (Some(f), None) => format!("✗ its end breaks {}", m.failure_name(f)),
+                (None, None) if t.ends_finished() => {
                     "its end: every process has finished".to_string()
                 }
                 (None, None) => "its end: nothing is broken (the run can go on)".to_string(),
@@ -517,8 +516,8 @@ fn replay(paths: &[PathBuf], db: Option<Flavour>, token: &str) -> ExitCode {
 fn stopped_for_memory(v: &Verdict) -> bool {
     matches!(
         v.outcome,
-        interlock::explore::Outcome::Incomplete {
-            bound: interlock::explore::Bound::MaxMemory(_)
+        interlock::Outcome::Incomplete {
+            bound: interlock::Bound::MaxMemory(_)
         }
     )
 }
@@ -537,7 +536,7 @@ fn load(path: &Path, db: Option<Flavour>) -> Result<Vec<Model>, Error> {
 fn exit_number(rows: &[(String, Result<Verdict, Error>)]) -> u8 {
     let code = |r: &Result<Verdict, Error>| match r {
         Err(_) => 2u8,
-        Ok(v) if matches!(v.outcome, interlock::explore::Outcome::Incomplete { .. }) => 3,
+        Ok(v) if matches!(v.outcome, interlock::Outcome::Incomplete { .. }) => 3,
         Ok(v) if v.met() => 0,
         Ok(_) => 1,
     };
@@ -569,7 +568,7 @@ fn table(rows: &[(String, Result<Verdict, Error>)]) -> String {
                 "{f:<w$}  {:<vw$}  {:<9}  {:>9}  {:>6.2}s",
                 v.summary(),
                 match (&v.outcome, v.met()) {
-                    (interlock::explore::Outcome::Incomplete { .. }, _) => "unknown",
+                    (interlock::Outcome::Incomplete { .. }, _) => "unknown",
                     (_, true) => "yes",
                     (_, false) => "NO",
                 },
@@ -621,13 +620,13 @@ fn list(paths: &[PathBuf]) -> ExitCode {
     for f in &files {
         match Model::from_file(f).and_then(|m| m.variants()) {
             Ok(variants) => {
-                outln!("{}\n    {}", f.display(), variants[0].ir().name);
+                outln!("{}\n    {}", f.display(), variants[0].name());
                 for v in &variants {
                     let on = match (variants.len(), v.flavour()) {
                         (1, _) | (_, None) => String::new(),
                         (_, Some(fl)) => format!(" on {}", fl.name()),
                     };
-                    outln!("    expect{on}: {}", expectation(&v.ir().expect));
+                    outln!("    expect{on}: {}", v.expected());
                 }
             }
             Err(e) => {
@@ -701,15 +700,6 @@ fn bench(paths: &[PathBuf], repeat: usize, opts: Options, watch: &Watch) -> Exit
         );
     }
     ExitCode::SUCCESS
-}
-
-fn expectation(e: &interlock::ir::Expect) -> String {
-    match e {
-        interlock::ir::Expect::Holds => "holds".to_string(),
-        interlock::ir::Expect::Violated(n) => format!("violated {n}"),
-        interlock::ir::Expect::Deadlock => "deadlock".to_string(),
-        interlock::ir::Expect::Unstated => "nothing stated".to_string(),
-    }
 }
 
 /// The CLI's side of a running search: the live progress line (the limits are the

@@ -5,12 +5,16 @@ use crate::explore::{Bound, Failure, Outcome, Stats};
 use crate::ir::{Expect, Model};
 use crate::trace::{self, Trace};
 use crate::warnings::Warning;
-use std::sync::Arc;
 
+/// What checking a model found: the outcome, whether the model expected it, the search's
+/// counts, the counterexample, and what the search covered.
 #[derive(Clone, Debug)]
 pub struct Verdict {
-    pub model: Arc<Model>,
+    /// The model checked.
+    pub model: crate::Model,
+    /// What the search found.
     pub outcome: Outcome,
+    /// Its counters.
     pub stats: Stats,
     /// Wall-clock seconds of the search (measured outside the engine).
     pub seconds: f64,
@@ -19,7 +23,7 @@ pub struct Verdict {
     pub trace: Option<Trace>,
     /// What the search covered: statements run, tests taken, final states.
     pub coverage: Coverage,
-    /// What the verdict does not cover, in words (see [`crate::warnings`]).
+    /// What the verdict does not cover, in words ([`Warning`]).
     pub warnings: Vec<Warning>,
 }
 
@@ -27,7 +31,7 @@ impl Verdict {
     /// Whether what was found is what the model's `expect` line says.
     #[must_use]
     pub fn met(&self) -> bool {
-        match (&self.outcome, &self.model.expect) {
+        match (&self.outcome, &self.model.ir().expect) {
             (Outcome::Incomplete { .. }, _) => false,
             (_, Expect::Unstated) => true,
             (Outcome::Holds, Expect::Holds) => true,
@@ -35,7 +39,7 @@ impl Verdict {
                 matches!(
                     failure,
                     Failure::Property(_) | Failure::RuntimeError(_) | Failure::Unreached(_)
-                ) && failure.name(&self.model) == *name
+                ) && failure.name(self.model.ir()) == *name
             }
             (
                 Outcome::Failed {
@@ -60,12 +64,14 @@ impl Verdict {
             Outcome::Failed {
                 failure: Failure::Unevaluable(i),
                 ..
-            } => format!("cannot evaluate {}", self.model.properties[*i].name),
+            } => format!("cannot evaluate {}", self.model.ir().properties[*i].name),
             Outcome::Failed {
                 failure: Failure::Unreached(i),
                 ..
-            } => format!("never reached {}", self.model.properties[*i].name),
-            Outcome::Failed { failure, .. } => format!("violated {}", failure.name(&self.model)),
+            } => format!("never reached {}", self.model.ir().properties[*i].name),
+            Outcome::Failed { failure, .. } => {
+                format!("violated {}", failure.name(self.model.ir()))
+            }
             Outcome::Incomplete { bound } => format!("incomplete ({})", bound_text(*bound)),
         }
     }
@@ -73,7 +79,7 @@ impl Verdict {
     /// The expectation as written: `holds`, `violated x`, `deadlock`.
     #[must_use]
     pub fn expected(&self) -> String {
-        match &self.model.expect {
+        match &self.model.ir().expect {
             Expect::Holds => "holds".into(),
             Expect::Violated(n) => format!("violated {n}"),
             Expect::Deadlock => "deadlock".into(),
@@ -84,7 +90,7 @@ impl Verdict {
     /// The verdict line, the trace (if any) and the expectation line.
     #[must_use]
     pub fn render(&self) -> String {
-        let m = &self.model;
+        let m = self.model.ir();
         let mut out = String::new();
         let st = self.stats;
         let mut counts = format!(
@@ -182,13 +188,20 @@ impl Verdict {
         out
     }
 
+    /// What the search covered, as `check --coverage` prints it: per statement the times a
+    /// step ran it and the states it ran from, per `if` how often it went each way.
+    #[must_use]
+    pub fn coverage_table(&self) -> String {
+        crate::warnings::table(self.model.ir(), &self.coverage)
+    }
+
     /// Panics with the rendered verdict unless every property holds.
     #[track_caller]
     pub fn assert_holds(&self) {
         assert!(
             self.outcome == Outcome::Holds,
             "{}: expected every property to hold\n{}",
-            self.model.origin,
+            self.model.ir().origin,
             self.render()
         );
     }
@@ -196,11 +209,11 @@ impl Verdict {
     /// Panics with the rendered verdict unless `property` is violated (`deadlock` for one).
     #[track_caller]
     pub fn assert_violated(&self, property: &str) {
-        let ok = matches!(&self.outcome, Outcome::Failed { failure, .. } if failure.name(&self.model) == property);
+        let ok = matches!(&self.outcome, Outcome::Failed { failure, .. } if failure.name(self.model.ir()) == property);
         assert!(
             ok,
             "{}: expected {property} to be violated\n{}",
-            self.model.origin,
+            self.model.ir().origin,
             self.render()
         );
     }
@@ -208,7 +221,7 @@ impl Verdict {
     /// Panics unless the result is what the model's own `expect` line says.
     #[track_caller]
     pub fn assert_expected(&self) {
-        assert!(self.met(), "{}:\n{}", self.model.origin, self.render());
+        assert!(self.met(), "{}:\n{}", self.model.ir().origin, self.render());
     }
 }
 

@@ -11,8 +11,11 @@ use crate::ir::{Expect, Model, OpKind, Program, Span, SqlStmt};
 /// One thing the search did not cover, at its place in the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
+    /// What was not covered, naming the group and the statement.
     pub message: String,
+    /// Where in the model (byte range; [`crate::Verdict::render`] shows `file:line:col`).
     pub span: Option<Span>,
+    /// What to look at.
     pub hint: Option<String>,
 }
 

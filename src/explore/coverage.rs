@@ -37,7 +37,9 @@ pub enum End {
     Done(Option<Sym>),
     /// Ended by a SQL error nothing caught (the code).
     Failed(Sym),
+    /// Stopped by a crash fault.
     Crashed,
+    /// Stopped for good by a hang fault.
     Hung,
     /// Stopped by a mistake in the model.
     RuntimeError(RunError),

@@ -31,7 +31,9 @@ use crate::exec::Choice;
 /// [`Outcome::Incomplete`]. Reductions never change a verdict (docs/explorer.md).
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
+    /// Stop (incomplete) once this many distinct states are known.
     pub max_states: Option<usize>,
+    /// Do not explore past this many steps (incomplete if there was more).
     pub max_depth: Option<usize>,
     /// Symmetry reduction: interchangeable processes are explored once per arrangement
     /// (on by default; off for models with liveness properties).
@@ -42,7 +44,9 @@ pub struct Options {
     /// Dead-variable reduction: locals that will be written before they are read again are
     /// reset (on by default; off for models with liveness properties).
     pub dead_locals: bool,
-    /// Threads that expand a layer (1 = the caller's thread only).
+    /// Threads that expand a layer: 1 is the caller's thread only; 0 (the default) every core
+    /// ([`crate::Model::check_with`] asks the system how many; the engine runs 0 as 1). The
+    /// verdict, counts and trace are the same whatever the number.
     pub threads: usize,
     /// Keep only 64-bit fingerprints of visited states instead of the states.
     pub fingerprints: bool,
@@ -55,7 +59,7 @@ pub struct Options {
     pub step_memo: StepMemo,
     /// Stop (incomplete) after this many seconds of wall-clock time. The engine never reads
     /// the clock: [`crate::Model::check_with`] measures it on a thread of its own and raises
-    /// the limit on the search's [`Stop`].
+    /// the limit on the search's `Stop`.
     pub time_limit: Option<u64>,
     /// Stop (incomplete) once the process's resident memory reaches this many MiB, measured
     /// like `time_limit` (Linux; elsewhere the visited set's own size is counted).
@@ -82,7 +86,7 @@ impl Default for Options {
             symmetry: true,
             por: true,
             dead_locals: true,
-            threads: 1,
+            threads: 0,
             fingerprints: false,
             dfs: false,
             step_memo: StepMemo::Warm,
@@ -101,6 +105,7 @@ impl Options {
             symmetry: false,
             por: false,
             dead_locals: false,
+            threads: 1,
             ..Options::default()
         }
     }
@@ -114,19 +119,27 @@ pub enum Outcome {
     /// The path (a shortest one, with the fewest context switches among those) to a state
     /// where `failure` happens.
     Failed {
+        /// What goes wrong at the end of the path.
         failure: Failure,
+        /// The path, in the engine's terms: [`crate::Verdict::trace`] shows it step by step.
         path: Vec<Choice>,
         /// For a liveness violation, where the path's loop begins: the steps from there on
         /// repeat forever. `None` for safety failures and runs that end.
         loop_start: Option<usize>,
     },
     /// A bound stopped the search before it covered every state.
-    Incomplete { bound: Bound },
+    Incomplete {
+        /// The bound that stopped it.
+        bound: Bound,
+    },
 }
 
+/// What stopped a search before it covered every state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
+    /// `--max-states`: this many distinct states were known.
     MaxStates(usize),
+    /// `--max-depth`: this deep, and there was more.
     MaxDepth(usize),
     /// `--time-limit`, in seconds (the caller's monitor measures it).
     TimeLimit(u64),
@@ -137,8 +150,11 @@ pub enum Bound {
 /// Where a running search is, for progress displays and for the caller's limits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
+    /// Distinct states found so far.
     pub states: usize,
+    /// Transitions taken so far.
     pub transitions: usize,
+    /// The depth of the layer being expanded.
     pub depth: usize,
     /// States found but not expanded yet.
     pub queue: usize,
@@ -155,13 +171,16 @@ pub struct Stats {
     pub transitions: usize,
     /// Length of the longest shortest path from the initial state: the BFS depth reached.
     pub depth: usize,
-    /// Which reductions the search applied (a model with liveness properties gets none).
+    /// Which reductions the search applied (a model with liveness properties gets none):
+    /// symmetry,
     pub symmetry: bool,
+    /// partial-order reduction,
     pub por: bool,
+    /// dead locals.
     pub dead_locals: bool,
     /// States partial-order reduction expanded by one step only.
     pub ample: usize,
-    /// Visited states were kept as 64-bit fingerprints ([`collision_probability`]).
+    /// Visited states were kept as 64-bit fingerprints (the chance of a missed state is printed with the verdict).
     pub fingerprints: bool,
     /// The search was depth-first: a counterexample is not the shortest.
     pub dfs: bool,

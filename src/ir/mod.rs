@@ -86,6 +86,7 @@ pub struct Db {
     pub settings: Settings,
 }
 
+/// The database engine a model runs against; its rules differ (docs/semantics.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flavour {
     /// PostgreSQL.
@@ -112,6 +113,7 @@ impl Flavour {
         matches!(self, Flavour::Mysql | Flavour::Mariadb)
     }
 
+    /// The name the `db` line and `--db` use.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {

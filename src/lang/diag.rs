@@ -20,6 +20,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic at `span`, with the headline `message` and the `label` under the caret.
     #[must_use]
     pub fn new(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
         Diagnostic {
@@ -30,6 +31,7 @@ impl Diagnostic {
         }
     }
 
+    /// The same, with how to fix it.
     #[must_use]
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -40,7 +42,9 @@ impl Diagnostic {
 /// Every error found in one file, with the text needed to show them.
 #[derive(Clone, Debug)]
 pub struct Diagnostics {
+    /// Where the text came from: a path, or `<string>`.
     pub origin: String,
+    /// The text itself.
     pub source: String,
     /// In source order.
     pub items: Vec<Diagnostic>,
@@ -60,8 +64,8 @@ impl Diagnostics {
     }
 
     /// Every diagnostic, one after the other: plain ASCII (but for what a hostile file makes
-    /// visible), no colour, no trailing spaces. A message is shown at most [`REPEATS`] times
-    /// and at most [`SHOWN`] diagnostics in all; a last line counts the rest.
+    /// visible), no colour, no trailing spaces. A message is shown at most three times
+    /// and at most 50 diagnostics in all; a last line counts the rest.
     #[must_use]
     pub fn render(&self) -> String {
         let mut counts: Vec<(&str, usize)> = Vec::new();

@@ -17,14 +17,19 @@ use crate::world::State;
 /// A counterexample: the steps from the initial state to the failing state.
 #[derive(Clone, Debug)]
 pub struct Trace {
+    /// The steps, in the engine's terms: [`Trace::text`] and [`Trace::json`] show them.
+    #[doc(hidden)]
     pub steps: Vec<Step>,
     /// What the path's end breaks (`None`: a path replayed from a token that ends where
     /// nothing is broken).
     pub failure: Option<Failure>,
     /// For a deadlock: every wait edge in the final state, and the cycle among them if any.
+    #[doc(hidden)]
     pub waits: Vec<Edge>,
+    #[doc(hidden)]
     pub cycle: Option<Vec<Edge>>,
     /// The state the trace ends in.
+    #[doc(hidden)]
     pub end: State,
     /// A liveness counterexample's loop: the steps from this index on repeat forever.
     pub loop_start: Option<usize>,
@@ -110,6 +115,43 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
 }
 
 impl Trace {
+    /// Whether every process has finished at its end.
+    #[must_use]
+    pub fn ends_finished(&self) -> bool {
+        self.end.is_final()
+    }
+
+    /// How many steps it has.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether it has no step (the initial state already fails).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The trace as the terminal shows it: a table of at most 100 columns.
+    #[must_use]
+    pub fn text(&self, m: &crate::Model) -> String {
+        text::render(m.ir(), self)
+    }
+
+    /// The trace as JSON data (docs/json.md).
+    #[must_use]
+    pub fn json(&self, m: &crate::Model) -> serde_json::Value {
+        json::render(m.ir(), self)
+    }
+
+    /// Its replay token: the path in the step names the trace shows, which
+    /// [`crate::Model::trace_of`] and `check --path` read back.
+    #[must_use]
+    pub fn token(&self, m: &crate::Model) -> String {
+        token::render(m.ir(), self)
+    }
+
     /// How often the acting process changes along the trace (environment steps excluded).
     #[must_use]
     pub fn context_switches(&self) -> usize {

@@ -25,7 +25,9 @@ use crate::world::State;
 pub struct TokenError {
     /// The step it is about, from 1.
     pub step: usize,
+    /// What is wrong with it.
     pub message: String,
+    /// What would fit.
     pub hint: Option<String>,
 }
 
@@ -72,7 +74,9 @@ pub fn steps(m: &Model, t: &Trace) -> Vec<String> {
 /// A token read back: the path, and where its loop begins (`loop`), if it has one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Path {
+    /// The steps.
     pub choices: Vec<Choice>,
+    /// Where `loop` stood: the steps from this index on repeat forever.
     pub loop_start: Option<usize>,
 }
 

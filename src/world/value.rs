@@ -5,6 +5,7 @@
 pub struct Sym(pub u32);
 
 impl Sym {
+    /// `OK`, Redis's reply to a successful `SET`.
     pub const OK: Sym = Sym(0);
 }
 
@@ -14,6 +15,7 @@ impl Sym {
 pub struct Pid(pub u16);
 
 impl Pid {
+    /// The process's place among the model's processes, from 0.
     #[must_use]
     pub fn index(self) -> usize {
         self.0 as usize

@@ -56,7 +56,7 @@ fn readme_examples_match_the_checker() {
             label = format!("{file} [{}]", f.name());
         }
         let v = m.check();
-        let printed = format!("{label}: {}\n{}", v.model.name, v.render());
+        let printed = format!("{label}: {}\n{}", v.model.name(), v.render());
         assert_eq!(untimed(&block), untimed(printed.trim_end()), "{file}");
     }
 }

@@ -69,7 +69,7 @@ fn checking_twice_renders_byte_identical_traces() {
         let b = load(rel).check();
         let strip = |v: &interlock::Verdict| {
             let t = v.trace.as_ref().expect("trace");
-            interlock::trace::text::render(&v.model, t)
+            t.text(&v.model)
         };
         assert_eq!(strip(&a), strip(&b), "{rel}");
         assert_eq!(a.stats, b.stats, "{rel}");
@@ -214,11 +214,7 @@ fn rust_code_can_declare_a_liveness_property() {
 /// the step memo off give the byte-identical trace.
 #[test]
 fn reductions_stores_and_threads_never_change_a_verdict() {
-    let text = |v: &interlock::Verdict| {
-        v.trace
-            .as_ref()
-            .map(|t| interlock::trace::text::render(&v.model, t))
-    };
+    let text = |v: &interlock::Verdict| v.trace.as_ref().map(|t| t.text(&v.model));
     let shape = |v: &interlock::Verdict| {
         let t = v.trace.as_ref();
         (
@@ -311,10 +307,7 @@ fn threads_agree_on_layers_of_many_batches() {
     let runs = |m: &Model, opts: Options| {
         [1, 2, 3].map(|threads| {
             let v = m.check_with(Options { threads, ..opts });
-            let trace = v
-                .trace
-                .as_ref()
-                .map(|t| interlock::trace::text::render(&v.model, t));
+            let trace = v.trace.as_ref().map(|t| t.text(&v.model));
             (v.summary(), v.stats, trace)
         })
     };

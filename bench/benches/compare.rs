@@ -2,15 +2,18 @@
 //! shuttle, with one table per model (issue 5, item 7).
 //!
 //! ```sh
-//! cargo bench --bench compare                          # every model, 60 s per run at most
-//! cargo bench --bench compare -- m2 m4a                # the models whose key holds a filter
-//! INTERLOCK_BENCH_LIMIT=5 cargo bench --bench compare  # the limit per run, in seconds
-//! cargo bench --bench compare -- --write-models        # models/bench/m*.model from templates
-//! cargo bench --bench compare -- --rate m2             # raw speed: M2 at N = 7, 20 M states
-//! cargo bench --bench compare -- --rate=6 --states=1000000 --rounds=5 m2
+//! The benchmark is a crate of its own (`bench/`, in the workspace), so that the other
+//! checkers it runs beside interlock are built only for it, never by `cargo test`.
+//!
+//! cargo bench -p interlock-bench --bench compare                          # every model, 60 s per run at most
+//! cargo bench -p interlock-bench --bench compare -- m2 m4a                # the models whose key holds a filter
+//! INTERLOCK_BENCH_LIMIT=5 cargo bench -p interlock-bench --bench compare  # the limit per run, in seconds
+//! cargo bench -p interlock-bench --bench compare -- --write-models        # models/bench/m*.model from templates
+//! cargo bench -p interlock-bench --bench compare -- --rate m2             # raw speed: M2 at N = 7, 20 M states
+//! cargo bench -p interlock-bench --bench compare -- --rate=6 --states=1000000 --rounds=5 m2
 //! ```
 //!
-//! Run as a test (`cargo test --benches`, no `--bench` argument), it only checks the committed
+//! Run as a test (`cargo test -p interlock-bench --benches`, no `--bench` argument), it only checks the committed
 //! model files and the state counts below, in well under a second.
 //!
 //! The models (N clients each):
@@ -151,11 +154,11 @@ impl Bench {
 
     fn committed(self) -> &'static str {
         match self {
-            Bench::M1 => include_str!("../models/bench/m1-lost-update.model"),
-            Bench::M2 => include_str!("../models/bench/m2-optimistic-cas.model"),
-            Bench::M3 => include_str!("../models/bench/m3-blocking-lock.model"),
-            Bench::M4a => include_str!("../models/bench/m4a-ttl-lock-holds.model"),
-            Bench::M4b => include_str!("../models/bench/m4b-ttl-lock-expires.model"),
+            Bench::M1 => include_str!("../../models/bench/m1-lost-update.model"),
+            Bench::M2 => include_str!("../../models/bench/m2-optimistic-cas.model"),
+            Bench::M3 => include_str!("../../models/bench/m3-blocking-lock.model"),
+            Bench::M4a => include_str!("../../models/bench/m4a-ttl-lock-holds.model"),
+            Bench::M4b => include_str!("../../models/bench/m4b-ttl-lock-expires.model"),
         }
     }
 
@@ -1584,8 +1587,8 @@ fn check_committed() -> Result<(), String> {
         let text = model_text(bench, 3);
         if bench.committed() != text {
             return Err(format!(
-                "{} differs from its template in benches/compare.rs; rewrite it with \
-                 `cargo bench --bench compare -- --write-models` (or mend the template)",
+                "{} differs from its template in bench/benches/compare.rs; rewrite it with \
+                 `cargo bench -p interlock-bench --bench compare -- --write-models` (or mend the template)",
                 bench.file()
             ));
         }
@@ -1604,7 +1607,8 @@ fn check_committed() -> Result<(), String> {
 }
 
 fn write_models() -> std::io::Result<()> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The models live in the interlock package, beside this crate's folder.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for bench in BENCHES {
         std::fs::write(root.join(bench.file()), model_text(bench, 3))?;
         println!("wrote {}", bench.file());
@@ -1903,11 +1907,13 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
-    // Run as a test (`cargo test --benches`, which passes no `--bench`): the checks only.
+    // Run as a test (`cargo test -p interlock-bench --benches`, which passes no `--bench`): the checks only.
     let (counts, equal) = state_count_check(&benches);
     if !args.iter().any(|a| a == "--bench") {
         println!("{counts}");
-        println!("(the checks only: `cargo bench --bench compare` runs the tables)");
+        println!(
+            "(the checks only: `cargo bench -p interlock-bench --bench compare` runs the tables)"
+        );
         if !equal {
             eprintln!("error: interlock and Stateright count different states");
             std::process::exit(1);

@@ -45,13 +45,13 @@ mod warnings;
 
 pub use explore::coverage::{Coverage, End, OpCount};
 pub use explore::{Bound, Failure, Options, Outcome, Progress, Stats, StepMemo};
+pub use ir::value::{Pid, Sym};
 pub use ir::Flavour;
 pub use lang::{Diagnostic, Diagnostics, ParseOptions};
 pub use trace::token::TokenError;
 pub use trace::Trace;
 pub use verdict::Verdict;
 pub use warnings::Warning;
-pub use world::value::{Pid, Sym};
 
 use std::path::Path;
 use std::sync::Arc;

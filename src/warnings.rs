@@ -203,7 +203,7 @@ fn failed_processes(m: &Model, cov: &Coverage, out: &mut Vec<Warning>) {
     }
 }
 
-fn describe_code(m: &Model, code: crate::world::value::Sym) -> String {
+fn describe_code(m: &Model, code: crate::ir::value::Sym) -> String {
     let c = m.symbol(code);
     match crate::ir::error_meaning(c) {
         Some(why) => format!("{c} ({why})"),

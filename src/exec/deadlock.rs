@@ -5,10 +5,10 @@
 use super::observe::{Event, Observer};
 use super::scan::Scan;
 use super::sql::{end_txn, schema};
-use crate::explore::waits;
+use crate::exec::waits;
 use crate::ir::{error_code, Flavour, Model};
 use crate::world::process::{Status, Txn, Wait};
-use crate::world::value::{Pid, Sym};
+use crate::ir::value::{Pid, Sym};
 use crate::world::State;
 
 /// InnoDB, right after `pid` began to wait: if the wait closes a cycle, roll back the

@@ -1,10 +1,10 @@
 //! Environment steps: time passing and injected faults.
 
-use super::observe::{Event, Observer, Resource};
+use super::observe::{Event, Observer};
 use super::sql;
 use crate::ir::{FaultKind, Model};
 use crate::world::process::{Proc, Status};
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 
 /// Lets time pass to the next deadline (work or sleep ends, a key expires, a timer or a
@@ -42,7 +42,6 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
     if m.clock {
         st.clock += dt;
     }
-    obs.write(Resource::Clock);
     if O::EVENTS {
         obs.event(Event::TimePasses { ticks: dt });
     }
@@ -90,7 +89,6 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
             continue;
         }
         for key in expired {
-            obs.write(Resource::Key(key));
             if O::EVENTS {
                 obs.event(Event::KeyExpired {
                     server: m.server_of(n),
@@ -128,7 +126,6 @@ pub fn fault<O: Observer>(
     }
     let mut st = s.clone();
     st.faults_used[fault] += 1;
-    obs.write(Resource::Process(pid));
     match f.kind {
         FaultKind::Crash => crash(m, &mut st, pid, obs),
         FaultKind::Pause { max } => {
@@ -157,7 +154,6 @@ pub fn resume<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
     s.procs[pid.index()].paused?;
     let mut st = s.clone();
     st.procs[pid.index()].paused = None;
-    obs.write(Resource::Process(pid));
     if O::EVENTS {
         obs.event(Event::Paused { pid, paused: false });
     }
@@ -173,11 +169,10 @@ pub fn renew<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option
         .watchdog
         .filter(|w| w.next_in == 0 && p.paused.is_none())?;
     let mut st = s.clone();
-    obs.write(Resource::Key(w.key));
     let node = st.node(m, 0);
     let owned = st.redis[node]
         .get(w.key)
-        .is_some_and(|k| k.value == crate::world::value::Value::Pid(pid));
+        .is_some_and(|k| k.value == crate::ir::value::Value::Pid(pid));
     if owned {
         st.redis[node].expire(w.key, w.lease);
         let write = st.redis[node].state_of(w.key);
@@ -213,7 +208,6 @@ fn crash<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) {
         if m.processes[q].instance != inst || (p.status.finished() && !hung) {
             continue;
         }
-        obs.write(Resource::Process(qid));
         if O::EVENTS {
             obs.event(Event::Crashed { pid: qid });
         }
@@ -242,7 +236,6 @@ pub fn replicate<O: Observer>(m: &Model, s: &State, node: usize, obs: &mut O) ->
     let mut st = s.clone();
     let w = st.redis[node].backlog.remove(0);
     st.redis[node].apply(&w);
-    obs.write(Resource::Key(w.key));
     if O::EVENTS {
         obs.event(Event::Replicated {
             node: node as u16,
@@ -286,7 +279,6 @@ pub fn failover<O: Observer>(
         st.redis[r].keys.clone_from(&data);
         st.redis[r].backlog.clear();
     }
-    obs.write(Resource::Clock);
     if O::EVENTS {
         obs.event(Event::Failover {
             server,
@@ -317,7 +309,6 @@ pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Opt
             obs.event(Event::KeyExpired { server, key });
         }
     }
-    obs.write(Resource::Clock);
     Some(st)
 }
 
@@ -346,7 +337,6 @@ pub fn drift<O: Observer>(
     st.faults_used[fault] += 1;
     let by = if ahead { max as i32 } else { -(max as i32) };
     st.procs[pid.index()].drift = by;
-    obs.write(Resource::Process(pid));
     if O::EVENTS {
         obs.event(Event::Drift { pid, by });
     }
@@ -363,7 +353,6 @@ pub fn finish<O: Observer>(s: &State, pid: Pid, obs: &mut O) -> Option<State> {
     let p = &mut st.procs[pid.index()];
     p.status = Status::Ready;
     p.slack = 0;
-    obs.write(Resource::Process(pid));
     if O::EVENTS {
         obs.event(Event::EndedEarly { pid });
     }

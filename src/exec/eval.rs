@@ -2,7 +2,7 @@
 
 use crate::ir::{BinOp, Expr, Model, StatusKind, UnOp};
 use crate::world::process::{RunError, Status};
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use crate::world::State;
 
 /// What an expression can see. Process code has locals and `me`; SQL adds the row under
@@ -115,7 +115,7 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
 }
 
 /// `redis(key)`: the key on the first server's current primary.
-fn key(sc: &Scope, k: crate::world::value::Sym) -> Value {
+fn key(sc: &Scope, k: crate::ir::value::Sym) -> Value {
     if sc.model.redis.is_empty() {
         return Value::Nil;
     }

@@ -8,10 +8,11 @@ mod redis_ops;
 mod scan;
 mod sql;
 pub mod step;
+pub mod waits;
 mod write;
 
 use crate::ir::{FaultKind, Model, Timing};
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 use observe::Observer;
 

@@ -1,27 +1,13 @@
-//! What a step reports besides its successor: its footprint and, for traces, its events.
+//! What a step reports besides its successor: for traces and partial-order reduction, its
+//! events; for coverage, the ops it runs.
 //!
-//! The explorer's hot loop uses [`Silent`], which the compiler erases; trace replay and the
-//! reductions use [`Record`].
+//! The explorer's hot loop uses [`Silent`] (or coverage's counter), which the compiler
+//! reduces to nothing (or to counting); trace replay and partial-order reduction use
+//! [`Record`].
 
 use crate::ir::{RedisCmd, Span, SqlStmt};
 use crate::world::process::{RunError, Wait};
-use crate::world::value::{Pid, Sym, Value};
-
-/// A piece of shared state a step reads or writes (partial-order reduction reads these).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Resource {
-    Row {
-        table: u16,
-        key: Value,
-    },
-    Key(Sym),
-    Mutex(u16),
-    Ghost(u16),
-    /// Time and every deadline.
-    Clock,
-    /// A process's status (crashes, grants).
-    Process(Pid),
-}
+use crate::ir::value::{Pid, Sym, Value};
 
 /// Something that happened during a step, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,7 +82,7 @@ pub enum Event {
     },
     /// The database found a wait-for cycle and chose a victim.
     Deadlock {
-        cycle: Vec<crate::explore::waits::Edge>,
+        cycle: Vec<crate::exec::waits::Edge>,
         victim: Pid,
     },
     /// A lock wait ended in an error (deadlock victim, lock timeout).
@@ -197,8 +183,6 @@ pub trait Observer {
     const EVENTS: bool;
     /// False for observers that ignore coverage, so the step does not report it.
     const COVER: bool = false;
-    fn read(&mut self, _r: Resource) {}
-    fn write(&mut self, _r: Resource) {}
     fn event(&mut self, _e: Event) {}
     /// `pid` runs the op at `pc` of its program (a blocked operation that resumes runs
     /// again).
@@ -216,26 +200,14 @@ impl Observer for Silent {
     const EVENTS: bool = false;
 }
 
-/// Keeps everything, for traces and reductions.
+/// Keeps every event, for traces and partial-order reduction.
 #[derive(Clone, Debug, Default)]
 pub struct Record {
-    pub reads: Vec<Resource>,
-    pub writes: Vec<Resource>,
     pub events: Vec<Event>,
 }
 
 impl Observer for Record {
     const EVENTS: bool = true;
-    fn read(&mut self, r: Resource) {
-        if !self.reads.contains(&r) {
-            self.reads.push(r);
-        }
-    }
-    fn write(&mut self, r: Resource) {
-        if !self.writes.contains(&r) {
-            self.writes.push(r);
-        }
-    }
     fn event(&mut self, e: Event) {
         self.events.push(e);
     }

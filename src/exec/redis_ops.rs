@@ -2,11 +2,11 @@
 //! current primary; its writes enter the replicas' replication streams.
 
 use super::eval::eval;
-use super::observe::{Event, Observer, Resource};
+use super::observe::{Event, Observer};
 use super::step::{assign, bind, scope};
 use crate::ir::{Model, Op, OpKind, RedisCmd};
 use crate::world::process::RunError;
-use crate::world::value::{Pid, Sym, Value};
+use crate::ir::value::{Pid, Sym, Value};
 use crate::world::State;
 
 /// Runs one command on `server` and returns its reply.
@@ -24,10 +24,6 @@ pub(super) fn run<O: Observer>(
         RedisCmd::Set { key, value, nx, px } => {
             let v = eval(value, &scope(m, st, pid))?;
             arg = v;
-            obs.write(Resource::Key(*key));
-            if px.is_some() {
-                obs.read(Resource::Clock);
-            }
             let set = st.redis[n].set(*key, v, *nx, *px);
             if set && O::EVENTS {
                 obs.event(Event::KeySet {
@@ -44,19 +40,15 @@ pub(super) fn run<O: Observer>(
             }
         }
         RedisCmd::Get { key } => {
-            obs.read(Resource::Key(*key));
             st.redis[n].get(*key).map_or(Value::Nil, |k| k.value)
         }
         RedisCmd::GetReplica { key, replica } => {
-            obs.read(Resource::Key(*key));
             st.replicas(m, server)
                 .get(usize::from(*replica).saturating_sub(1))
                 .and_then(|&r| st.redis[r].get(*key))
                 .map_or(Value::Nil, |k| k.value)
         }
         RedisCmd::Pexpire { key, ttl } => {
-            obs.write(Resource::Key(*key));
-            obs.read(Resource::Clock);
             let found = st.redis[n].expire(*key, *ttl);
             if found && O::EVENTS {
                 obs.event(Event::KeyTtl {
@@ -68,15 +60,12 @@ pub(super) fn run<O: Observer>(
             Value::Int(i64::from(found))
         }
         RedisCmd::Pttl { key } => {
-            obs.read(Resource::Key(*key));
-            obs.read(Resource::Clock);
             Value::Int(match st.redis[n].get(*key) {
                 None => -2,
                 Some(k) => k.ttl.map_or(-1, |t| i64::from(t) * m.tick_ms as i64),
             })
         }
         RedisCmd::Incr { key } => {
-            obs.write(Resource::Key(*key));
             let next = match st.redis[n].get(*key).map(|k| k.value) {
                 None => 1,
                 Some(Value::Int(i)) => i.checked_add(1).ok_or(RunError::Overflow)?,
@@ -94,7 +83,6 @@ pub(super) fn run<O: Observer>(
             Value::Int(next)
         }
         RedisCmd::Del { key } => {
-            obs.write(Resource::Key(*key));
             let removed = st.redis[n].del(*key);
             if removed > 0 && O::EVENTS {
                 obs.event(Event::KeyDeleted { server, key: *key });

@@ -4,13 +4,13 @@
 
 use super::deadlock;
 use super::eval::eval;
-use super::observe::{Event, Observer, Resource};
+use super::observe::{Event, Observer};
 use super::sql::{matches, schema, snapshot, sort};
 use super::step::scope;
 use crate::ir::{error_code, BinOp, Expr, Flavour, Isolation, LockClause, Model, WaitPolicy};
 use crate::world::db::{GapRange, View};
 use crate::world::process::{RunError, Status, Wait};
-use crate::world::value::{Pid, Sym, Value};
+use crate::ir::value::{Pid, Sym, Value};
 use crate::world::State;
 
 /// The statement a scan serves.
@@ -44,12 +44,6 @@ pub(super) fn lock_rows<O: Observer>(
     kind: Kind,
     obs: &mut O,
 ) -> Result<Scan, RunError> {
-    for row in &st.db.tables[table as usize] {
-        obs.write(Resource::Row {
-            table,
-            key: row.key,
-        });
-    }
     let held = |st: &State| -> Vec<Value> {
         st.db.tables[table as usize]
             .iter()

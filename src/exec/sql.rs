@@ -1,14 +1,14 @@
 //! SQL statements: transactions, reads, writes, and what an error does to them.
 
 use super::eval::{eval, Scope};
-use super::observe::{Event, Observer, Reply, Resource};
+use super::observe::{Event, Observer, Reply};
 use super::scan::{self, Kind, Scan};
 use super::step::{scope, Flow};
 use crate::ir::{error_code, Db as Schema, Expr, LockClause, LockMode, Model, OnError, SqlStmt};
 use crate::ir::{Flavour, Isolation, WaitPolicy};
 use crate::world::db::{Grant, View};
 use crate::world::process::{RunError, Status, Txn, Wait};
-use crate::world::value::{Pid, Sym, Value};
+use crate::ir::value::{Pid, Sym, Value};
 use crate::world::State;
 
 /// What a statement did.
@@ -125,7 +125,6 @@ fn statement<O: Observer>(
                     order,
                     *limit,
                     columns,
-                    obs,
                 )?),
                 Some(clause) => {
                     let kind = Kind::Select {
@@ -158,8 +157,8 @@ fn statement<O: Observer>(
                 wait: WaitPolicy::Wait,
             };
             let target = (*table, filter.as_ref(), clause, Kind::Update);
-            with_locked(m, st, pid, target, obs, |st, rows, obs| {
-                super::write::update(m, st, pid, *table, &rows, sets, obs)
+            with_locked(m, st, pid, target, obs, |st, rows, _| {
+                super::write::update(m, st, pid, *table, &rows, sets)
             })?
         }
         SqlStmt::Delete { table, filter, .. } => {
@@ -168,8 +167,8 @@ fn statement<O: Observer>(
                 wait: WaitPolicy::Wait,
             };
             let target = (*table, filter.as_ref(), clause, Kind::Delete);
-            with_locked(m, st, pid, target, obs, |st, rows, obs| {
-                Ok(super::write::delete(st, pid, *table, &rows, obs))
+            with_locked(m, st, pid, target, obs, |st, rows, _| {
+                Ok(super::write::delete(st, pid, *table, &rows))
             })?
         }
         SqlStmt::Insert {
@@ -318,7 +317,7 @@ pub(super) fn read_view(m: &Model, st: &mut State, pid: Pid) -> View {
 }
 
 #[allow(clippy::too_many_arguments)] // one SELECT's clauses
-fn plain_select<O: Observer>(
+fn plain_select(
     m: &Model,
     st: &mut State,
     pid: Pid,
@@ -327,16 +326,11 @@ fn plain_select<O: Observer>(
     order: &[(u16, bool)],
     limit: Option<u32>,
     columns: &[u16],
-    obs: &mut O,
 ) -> Result<Reply, RunError> {
     let view = read_view(m, st, pid);
     let sc = scope(m, st, pid);
     let mut rows: Vec<Box<[Value]>> = Vec::new();
     for r in 0..st.db.tables[table as usize].len() {
-        obs.read(Resource::Row {
-            table,
-            key: st.db.row(table, r).key,
-        });
         if let Some(v) = st.db.read(table, r, pid, view) {
             if matches(filter, &sc, v)? {
                 rows.push(v.into());

@@ -1,11 +1,11 @@
 //! One step of one process: local code, at most one visible operation, local code again.
 
 use super::eval::{eval, Scope};
-use super::observe::{Event, Observer, Resource};
+use super::observe::{Event, Observer};
 use super::{redis_ops, sql};
 use crate::ir::{Isolation, Model, Op, OpKind, RedisCmd, SqlStmt};
 use crate::world::process::{RunError, Status, Txn, Wait, Watchdog};
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use crate::world::State;
 
 /// How a visible operation ended.
@@ -55,7 +55,6 @@ pub fn step<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option<
         return None;
     }
     let mut st = s.clone();
-    obs.read(Resource::Process(pid));
     if let Err(e) = run(m, &mut st, pid, obs) {
         fail(m, &mut st, pid, e, obs);
     }
@@ -132,7 +131,6 @@ fn local<O: Observer>(
             if *upto > 0 {
                 st.procs[i].status = Status::Busy(*ticks);
                 st.procs[i].slack = upto - ticks;
-                obs.read(Resource::Clock);
                 if O::EVENTS {
                     let work = matches!(op.kind, OpKind::Work { .. });
                     obs.event(Event::Delay {
@@ -177,7 +175,6 @@ fn local<O: Observer>(
                 lease: *lease,
                 next_in: lease / 3,
             });
-            obs.read(Resource::Clock);
             if O::EVENTS {
                 obs.event(Event::Watchdog {
                     key: *key,
@@ -279,7 +276,6 @@ fn visible<O: Observer>(
         OpKind::Lock { mutex } => lock(m, st, pid, *mutex, obs),
         OpKind::Unlock { mutex } => {
             let l = mutex_index(m, pid, *mutex);
-            obs.write(Resource::Mutex(l));
             if !st.mutexes[l as usize].held_by(pid) {
                 return Err(RunError::UnlockNotHeld);
             }
@@ -361,7 +357,6 @@ fn lock<O: Observer>(
     obs: &mut O,
 ) -> Result<Flow, RunError> {
     let l = mutex_index(m, pid, mutex);
-    obs.write(Resource::Mutex(l));
     let resuming = st.procs[pid.index()].status == Status::Waiting(Wait::Mutex(l));
     let lock = &mut st.mutexes[l as usize];
     if lock.held_by(pid) && !resuming {
@@ -423,7 +418,6 @@ pub(super) fn assign<O: Observer>(
                 return Err(RunError::Type);
             };
             st.ghosts[*ghost as usize] = v;
-            obs.write(Resource::Ghost(*ghost));
             if O::EVENTS {
                 obs.event(Event::SetGhost {
                     ghost: *ghost,

@@ -1,7 +1,7 @@
 //! The changes of UPDATE, DELETE and INSERT, once their rows are locked.
 
 use super::eval::{eval, Scope};
-use super::observe::{Observer, Reply, Resource};
+use super::observe::{Observer, Reply};
 use super::scan::{self, Scan};
 use super::sql::{schema, Outcome};
 use super::step::scope;
@@ -10,19 +10,18 @@ use crate::ir::{
 };
 use crate::world::db::View;
 use crate::world::process::{RunError, Status, Wait};
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use crate::world::State;
 
 /// Applies `sets` to each locked row. PostgreSQL counts matched rows (PG-32), InnoDB rows
 /// actually changed (MY-24).
-pub(super) fn update<O: Observer>(
+pub(super) fn update(
     m: &Model,
     st: &mut State,
     pid: Pid,
     table: u16,
     rows: &[usize],
     sets: &[(u16, Expr)],
-    obs: &mut O,
 ) -> Result<Outcome, RunError> {
     let db = schema(m);
     let t = &db.tables[table as usize];
@@ -55,10 +54,6 @@ pub(super) fn update<O: Observer>(
     }
     let mut count = 0;
     for (r, changed, new) in changes {
-        obs.write(Resource::Row {
-            table,
-            key: st.db.row(table, r).key,
-        });
         st.db.write(table, r, pid, Some(new));
         if changed || !db.flavour.innodb() {
             count += 1;
@@ -71,18 +66,8 @@ pub(super) fn update<O: Observer>(
 }
 
 /// Marks each locked row deleted.
-pub(super) fn delete<O: Observer>(
-    st: &mut State,
-    pid: Pid,
-    table: u16,
-    rows: &[usize],
-    obs: &mut O,
-) -> Outcome {
+pub(super) fn delete(st: &mut State, pid: Pid, table: u16, rows: &[usize]) -> Outcome {
     for &r in rows {
-        obs.write(Resource::Row {
-            table,
-            key: st.db.row(table, r).key,
-        });
         st.db.write(table, r, pid, None);
         bump(st, pid);
     }
@@ -111,7 +96,6 @@ pub(super) fn insert<O: Observer>(
         return Ok(Outcome::Error(code));
     }
     let key = row[t.pk];
-    obs.write(Resource::Row { table, key });
     if let Some(h) = st.db.gap_blocker(table, pid, key, &row) {
         return Ok(gap_wait(m, st, pid, table, key, row, h, obs));
     }
@@ -191,7 +175,7 @@ fn whole_seconds(f: Flavour, ms: i64) -> i64 {
 }
 
 /// The error an arithmetic overflow raises: 22003 (PostgreSQL, PG-34), 1690 (InnoDB BIGINT).
-fn overflow(f: Flavour) -> crate::world::value::Sym {
+fn overflow(f: Flavour) -> crate::ir::value::Sym {
     error_code(if f.innodb() { "1690" } else { "22003" })
 }
 
@@ -202,7 +186,7 @@ fn fit(
     non_strict: bool,
     t: &Table,
     row: &mut [Value],
-) -> Result<(), crate::world::value::Sym> {
+) -> Result<(), crate::ir::value::Sym> {
     for (v, col) in row.iter_mut().zip(&t.columns) {
         if let (Value::Int(ms), ColumnType::Timestamp, true) = (*v, col.ty, f.innodb()) {
             *v = Value::Int(whole_seconds(f, ms));

@@ -8,7 +8,7 @@ use super::properties::{check, rank, Checker, Failure};
 use super::queue::Queue;
 use super::reduce::{Expansion, Reducer, Scratch};
 use super::store::{pack, unpack, Store};
-use super::{switches, Bound, Options, Outcome, Progress, Stats, Stop};
+use super::{rules, switches, Bound, Options, Outcome, Progress, Stats, Stop};
 use crate::exec::Choice;
 use crate::ir::Model;
 use crate::world::codec::{Packer, Unpacker};
@@ -334,7 +334,7 @@ impl Bfs<'_, '_> {
             if !self.found.is_empty() {
                 return self.failed(depth);
             }
-            let at_limit = self.opts.max_depth.is_some_and(|d| depth >= d);
+            let at_limit = rules::at_depth_limit(&self.opts, depth);
             let mut layer = Layer {
                 start,
                 end,
@@ -490,7 +490,7 @@ impl Bfs<'_, '_> {
             .flat_map(|b| (0..b.states.len()).map(move |k| (b, k)));
         for (i, (b, k)) in (lo..).zip(states) {
             let e = &b.states[k];
-            if e.exp.progress == 0 && !e.finished {
+            if rules::deadlocked(&e.exp, e.finished) {
                 layer.deadlocks.push((Failure::Deadlock, i as u32));
             }
             if layer.at_limit {
@@ -515,7 +515,7 @@ impl Bfs<'_, '_> {
     fn merge(&mut self, i: usize, start: usize, b: &Expansions, k: usize) -> Option<Bound> {
         let e = &b.states[k];
         // The cycle proviso: a reduced expansion must lead somewhere new.
-        if e.exp.reduced() && self.store.contains(b.bytes(&b.succ[e.succ.start])) {
+        if rules::redo_in_full(&e.exp, || self.store.contains(b.bytes(&b.succ[e.succ.start]))) {
             let s = unpack(self.packed(start, i, &mut Vec::new()));
             let mut succ = Vec::new();
             let mut sc = Scratch::default();
@@ -557,10 +557,7 @@ impl Bfs<'_, '_> {
             if let Some(edges) = &mut self.edges {
                 edges[i].push((n.choice, j as u32));
             }
-            let full = self
-                .opts
-                .max_states
-                .is_some_and(|max| self.store.len() >= max);
+            let full = rules::states_full(&self.opts, self.store.len());
             if new && full && self.found.is_empty() {
                 return Some(Bound::MaxStates(self.store.len()));
             }

@@ -14,7 +14,7 @@
 use crate::exec::observe::Observer;
 use crate::ir::{Model, PropertyKind};
 use crate::world::process::{Proc, RunError, Status};
-use crate::world::value::{Pid, Sym};
+use crate::ir::value::{Pid, Sym};
 use crate::world::State;
 
 /// One op of a program.

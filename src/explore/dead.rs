@@ -8,7 +8,7 @@
 use crate::ir::{Model, Op, OpKind, SqlStmt};
 use crate::world::process::Proc;
 use crate::world::shared::Shared;
-use crate::world::value::Value;
+use crate::ir::value::Value;
 use crate::world::State;
 
 /// Per process group and op, the locals that are dead when a process is about to run it.
@@ -107,7 +107,16 @@ fn edges(op: &Op, pc: usize, edge: &mut dyn FnMut(usize, &[u16])) {
         OpKind::Redis { into, .. } | OpKind::AwaitRedis { into, .. } => {
             edge(pc + 1, into.as_slice());
         }
-        _ => edge(pc + 1, &[]),
+        // What an `atomic` body writes is not counted (it stays alive longer: safe); the
+        // others write no local.
+        OpKind::SetGhost { .. }
+        | OpKind::Work { .. }
+        | OpKind::Sleep { .. }
+        | OpKind::Atomic { .. }
+        | OpKind::WatchdogStart { .. }
+        | OpKind::WatchdogStop
+        | OpKind::Lock { .. }
+        | OpKind::Unlock { .. } => edge(pc + 1, &[]),
     }
 }
 

@@ -6,7 +6,7 @@ use super::coverage::Coverage;
 use super::properties::{check, Failure};
 use super::reduce::{Reducer, Scratch};
 use super::store::{pack, Store};
-use super::{Bound, Options, Outcome, Progress, Stats, Stop};
+use super::{rules, Bound, Options, Outcome, Progress, Stats, Stop};
 use crate::exec::Choice;
 use crate::ir::Model;
 use crate::world::State;
@@ -49,7 +49,7 @@ pub fn search(
             check(m, &s, &mut fails);
             let mut succ = Vec::new();
             let exp = r.expand(&s, true, &mut sc, &mut succ);
-            let deadlock = exp.progress == 0 && !s.is_final();
+            let deadlock = rules::deadlocked(&exp, s.is_final());
             if let Some(&f) = fails.first().or(deadlock.then_some(&Failure::Deadlock)) {
                 let path: Vec<Choice> = if stack.is_empty() {
                     Vec::new() // the initial state fails
@@ -58,13 +58,13 @@ pub fn search(
                 };
                 return (r.failed(f, &path), stats, sc.cover);
             }
-            if exp.reduced() && store.contains(&pack(&succ[0].1)) {
+            if rules::redo_in_full(&exp, || store.contains(&pack(&succ[0].1))) {
                 r.expand(&s, false, &mut sc, &mut succ);
             } else if exp.reduced() {
                 stats.ample += 1;
             }
             stats.transitions += succ.len();
-            if opts.max_depth.is_some_and(|d| stack.len() >= d) {
+            if rules::at_depth_limit(&opts, stack.len()) {
                 cut |= !succ.is_empty();
                 succ.clear();
             }
@@ -73,7 +73,7 @@ pub fn search(
                 via,
             });
             stats.depth = stats.depth.max(stack.len() - 1);
-            if opts.max_states.is_some_and(|max| store.len() >= max) {
+            if rules::states_full(&opts, store.len()) {
                 return (
                     Outcome::Incomplete {
                         bound: Bound::MaxStates(store.len()),

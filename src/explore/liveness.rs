@@ -18,7 +18,7 @@
 use super::store::Seen;
 use crate::exec::{eval::Scope, Choice};
 use crate::ir::{Model, PropertyKind};
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;

@@ -20,7 +20,7 @@ use crate::exec::step;
 use crate::ir::Model;
 use crate::world::process::{Proc, Status};
 use crate::world::shared::Shared;
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 use std::hash::{Hash, Hasher};
 
@@ -82,7 +82,7 @@ impl Context {
             if p.txn.is_some() || matches!(p.status, Status::Waiting(_)) {
                 engaged = match engaged {
                     Engaged::Nobody => Engaged::Only(Pid(i as u16)),
-                    _ => Engaged::Several,
+                    Engaged::Only(_) | Engaged::Several => Engaged::Several,
                 };
             }
         }

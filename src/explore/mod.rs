@@ -14,11 +14,11 @@ mod prints;
 mod properties;
 pub mod queue;
 mod reduce;
+mod rules;
 mod stop;
 mod store;
 mod switches;
 pub mod symmetry;
-pub mod waits;
 
 pub use bfs::{explore, explore_with};
 pub use properties::{check, evaluation_error, rank, Checker, Failure};

@@ -13,7 +13,7 @@ use crate::exec::observe::{Event, Record};
 use crate::exec::{step, Choice};
 use crate::ir::{Expr, FaultKind, Model, OpKind, RedisCmd, Timing};
 use crate::world::process::Status;
-use crate::world::value::{Pid, Sym};
+use crate::ir::value::{Pid, Sym};
 use crate::world::State;
 
 /// What is private to whom, computed once per model.
@@ -68,7 +68,21 @@ impl Por {
             .flat_map(|g| &g.program.ops)
             .filter_map(|op| match op.kind {
                 OpKind::WatchdogStart { key, .. } => Some(key),
-                _ => None,
+                OpKind::Assign { .. }
+                | OpKind::SetGhost { .. }
+                | OpKind::Jump(_)
+                | OpKind::JumpUnless { .. }
+                | OpKind::Return { .. }
+                | OpKind::Work { .. }
+                | OpKind::Sleep { .. }
+                | OpKind::Sql { .. }
+                | OpKind::Redis { .. }
+                | OpKind::AwaitRedis { .. }
+                | OpKind::Atomic { .. }
+                | OpKind::Raise { .. }
+                | OpKind::WatchdogStop
+                | OpKind::Lock { .. }
+                | OpKind::Unlock { .. } => None,
             })
             .collect();
         let server_env = m.redis.iter().any(|r| r.replicas > 0)
@@ -131,7 +145,18 @@ impl Por {
                     && !matches!(n.procs[p.index()].status, Status::Failed(_))
                     && self.private_step(m, s, p)
             }
-            _ => false,
+            // Timers, time and faults are the environment's: never taken alone.
+            Choice::Check(_)
+            | Choice::Timeout(_)
+            | Choice::Tick
+            | Choice::Renew(_)
+            | Choice::Resume(_)
+            | Choice::Fault { .. }
+            | Choice::Replicate(_)
+            | Choice::Failover { .. }
+            | Choice::Jump { .. }
+            | Choice::Drift { .. }
+            | Choice::Finish(_) => false,
         })
     }
 
@@ -154,7 +179,31 @@ impl Por {
             | Event::KeyDeleted { key: k, .. }
             | Event::KeyExpired { key: k, .. } => key(k),
             Event::Lock { .. } | Event::Unlock { .. } => self.alone[p.index()],
-            _ => false,
+            // Anything else another process or a property could see.
+            Event::Sql { .. }
+            | Event::Waits { .. }
+            | Event::SetGhost { .. }
+            | Event::ReplyLost { .. }
+            | Event::Drift { .. }
+            | Event::EndedEarly { .. }
+            | Event::Failed(_)
+            | Event::Uncaught { .. }
+            | Event::RowCommitted { .. }
+            | Event::RowLocked { .. }
+            | Event::Deadlock { .. }
+            | Event::Interrupted { .. }
+            | Event::Aborted { .. }
+            | Event::Granted { .. }
+            | Event::Watchdog { .. }
+            | Event::Renewal { .. }
+            | Event::Paused { .. }
+            | Event::Hung { .. }
+            | Event::Replicated { .. }
+            | Event::ClockJump { .. }
+            | Event::Failover { .. }
+            | Event::TimePasses { .. }
+            | Event::Woke { .. }
+            | Event::Crashed { .. } => false,
         })
     }
 }
@@ -171,10 +220,34 @@ fn allowed(op: &crate::ir::Op, keys: &[Sym], alone: bool) -> bool {
         OpKind::Atomic { body, .. } => body.iter().all(|b| match &b.kind {
             OpKind::Redis { cmd, .. } => cmd_ok(cmd),
             OpKind::SetGhost { .. } | OpKind::WatchdogStart { .. } | OpKind::WatchdogStop => false,
-            _ => true,
+            // Local code of the script (no other visible operation is allowed in a body).
+            OpKind::Assign { .. }
+            | OpKind::Jump(_)
+            | OpKind::JumpUnless { .. }
+            | OpKind::Return { .. }
+            | OpKind::Raise { .. } => true,
+            OpKind::Work { .. }
+            | OpKind::Sleep { .. }
+            | OpKind::Sql { .. }
+            | OpKind::AwaitRedis { .. }
+            | OpKind::Atomic { .. }
+            | OpKind::Lock { .. }
+            | OpKind::Unlock { .. } => false,
         }),
         OpKind::Lock { .. } | OpKind::Unlock { .. } => alone,
-        _ => false,
+        // A SQL statement is never private (the database is shared); local ops are not
+        // visible operations.
+        OpKind::Sql { .. }
+        | OpKind::Assign { .. }
+        | OpKind::SetGhost { .. }
+        | OpKind::Jump(_)
+        | OpKind::JumpUnless { .. }
+        | OpKind::Return { .. }
+        | OpKind::Work { .. }
+        | OpKind::Sleep { .. }
+        | OpKind::Raise { .. }
+        | OpKind::WatchdogStart { .. }
+        | OpKind::WatchdogStop => false,
     }
 }
 
@@ -216,7 +289,19 @@ fn may_be_private(
                 todo.push((*target as usize, after));
             }
             OpKind::Return { .. } | OpKind::Work { .. } | OpKind::Sleep { .. } => {}
-            _ => return false,
+            // A ghost is seen by properties, a raise ends the process, a watchdog starts a
+            // timer of the environment's, and a BEGIN (local code) starts a transaction.
+            OpKind::SetGhost { .. }
+            | OpKind::Raise { .. }
+            | OpKind::WatchdogStart { .. }
+            | OpKind::WatchdogStop
+            | OpKind::Sql { .. } => return false,
+            // Visible: handled above.
+            OpKind::Redis { .. }
+            | OpKind::AwaitRedis { .. }
+            | OpKind::Atomic { .. }
+            | OpKind::Lock { .. }
+            | OpKind::Unlock { .. } => return false,
         }
     }
     true
@@ -249,7 +334,18 @@ fn watched(m: &Model) -> Watched {
                 Expr::Status { pid, .. } => w.pids.push(pid.index()),
                 Expr::Count { group, .. } => w.groups.push(*group as usize),
                 Expr::Key(k) => w.keys.push(*k),
-                _ => {}
+                // Ghosts and cells change only in steps that write them (never private);
+                // the rest reads no process's private state.
+                Expr::Lit(_)
+                | Expr::Local(_)
+                | Expr::Ghost(_)
+                | Expr::Me
+                | Expr::Column(_)
+                | Expr::Cell { .. }
+                | Expr::Now
+                | Expr::Clock
+                | Expr::Unary(..)
+                | Expr::Binary(..) => {}
             });
         }
     }
@@ -271,7 +367,18 @@ fn keys_named(m: &Model, p: usize) -> Vec<Sym> {
                         }
                     }
                 }
-                _ => {}
+                OpKind::Assign { .. }
+                | OpKind::SetGhost { .. }
+                | OpKind::Jump(_)
+                | OpKind::JumpUnless { .. }
+                | OpKind::Return { .. }
+                | OpKind::Work { .. }
+                | OpKind::Sleep { .. }
+                | OpKind::Sql { .. }
+                | OpKind::Raise { .. }
+                | OpKind::WatchdogStop
+                | OpKind::Lock { .. }
+                | OpKind::Unlock { .. } => {}
             }
         }
     };

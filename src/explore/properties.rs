@@ -5,7 +5,7 @@ use crate::ir::{Expr, Model, PropertyKind};
 use crate::world::db::Db;
 use crate::world::process::Status;
 use crate::world::shared::{ByAddr, Shared};
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 
 /// Why a state is a counterexample.

@@ -279,7 +279,7 @@ impl<'m> Reducer<'m> {
 
 /// The process a transition belongs to: its actor, or the process a timer, fault or delay
 /// of it concerns; `None` for time, replication, failover and clock jumps.
-fn actor_of(c: Choice) -> Option<crate::world::value::Pid> {
+fn actor_of(c: Choice) -> Option<crate::ir::value::Pid> {
     match c {
         Choice::Proc(p)
         | Choice::Check(p)

@@ -8,7 +8,7 @@ use super::reduce::Reducer;
 use super::store::Seen;
 use super::Stop;
 use crate::exec::Choice;
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use rustc_hash::FxHashMap;
 
 struct Entry {

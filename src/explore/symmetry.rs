@@ -12,7 +12,7 @@ use crate::ir::{Expr, Model, OpKind};
 use crate::world::permute::Perm;
 use crate::world::process::{Proc, Status, Wait};
 use crate::world::shared::{ByAddr, Shared};
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use crate::world::State;
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
@@ -263,7 +263,15 @@ fn hash_own(p: &Proc, h: &mut FxHasher) {
             (0u8, table, blank(key), mode).hash(h);
         }
         Status::Waiting(Wait::Gap { table, key }) => (1u8, table, blank(key)).hash(h),
-        other => (2u8, other).hash(h),
+        // No process id in these.
+        other @ (Status::Waiting(Wait::Mutex(_) | Wait::Replicas { .. } | Wait::Await { .. })
+        | Status::Ready
+        | Status::Busy(_)
+        | Status::Done(_)
+        | Status::Errored(_)
+        | Status::Crashed
+        | Status::Hung
+        | Status::Failed(_)) => (2u8, other).hash(h),
     }
     p.locals.iter().for_each(|&v| blank(v).hash(h));
     p.candidates
@@ -411,9 +419,25 @@ fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
         let before = ids.len();
         for op in &flat {
             let set = match &op.kind {
-                OpKind::Assign { local, expr } if mentions(expr, &ids) => Some(*local),
+                OpKind::Assign { local, expr } => mentions(expr, &ids).then_some(*local),
+                // A reply may be a process id (a lock token).
                 OpKind::Redis { into, .. } | OpKind::AwaitRedis { into, .. } => *into,
-                _ => None,
+                // A row holds an id only once ids reach SQL (what this finds out), an error
+                // local gets a code, and a ghost holds an integer; an `atomic` body's ops are
+                // in `flat` themselves.
+                OpKind::Sql { .. }
+                | OpKind::SetGhost { .. }
+                | OpKind::Jump(_)
+                | OpKind::JumpUnless { .. }
+                | OpKind::Return { .. }
+                | OpKind::Work { .. }
+                | OpKind::Sleep { .. }
+                | OpKind::Atomic { .. }
+                | OpKind::Raise { .. }
+                | OpKind::WatchdogStart { .. }
+                | OpKind::WatchdogStop
+                | OpKind::Lock { .. }
+                | OpKind::Unlock { .. } => None,
             };
             if let Some(l) = set.filter(|l| !ids.contains(l)) {
                 ids.push(l);

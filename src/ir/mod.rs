@@ -9,7 +9,9 @@ mod op;
 pub use expr::{BinOp, Expr, StatusKind, UnOp};
 pub use op::{LockClause, LockMode, OnError, Op, OpKind, RedisCmd, SqlStmt, WaitPolicy};
 
-pub use crate::world::value::{Pid, Sym, Value};
+pub mod value;
+
+pub use value::{Pid, Sym, Value};
 
 /// A byte range in the model's source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

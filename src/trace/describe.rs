@@ -5,7 +5,7 @@ use crate::exec::observe::{Event, Reply};
 use crate::exec::Choice;
 use crate::ir::{Model, RedisCmd, SqlStmt};
 use crate::world::process::Wait;
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 
 /// One step in words.
 pub struct Described {

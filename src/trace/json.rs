@@ -6,9 +6,9 @@
 use super::describe::{describe, ms, node_name, redis, row_name, sql_text, wait_name};
 use super::{token, Step, Trace};
 use crate::exec::observe::{Event, Reply};
-use crate::explore::waits::Edge;
+use crate::exec::waits::Edge;
 use crate::ir::Model;
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use serde_json::{json, Map, Value as Json};
 
 /// The trace: its failure, replay token, steps, and for a deadlock the waits at its end.
@@ -117,7 +117,7 @@ fn server(m: &Model, s: u16) -> &str {
 #[must_use]
 pub fn event(m: &Model, e: &Event) -> Option<Json> {
     let p = |pid: &Pid| m.process_name(*pid);
-    let key = |k: &crate::world::value::Sym| m.symbol(*k).to_string();
+    let key = |k: &crate::ir::value::Sym| m.symbol(*k).to_string();
     Some(match e {
         Event::At { .. } => return None,
         Event::Sql { stmt, reply: r } => {

@@ -6,12 +6,12 @@ pub mod json;
 pub mod text;
 pub mod token;
 
-use crate::exec::observe::{Event, Record, Resource};
+use crate::exec::observe::{Event, Record};
 use crate::exec::{apply, Choice};
-use crate::explore::waits::{self, Edge};
+use crate::exec::waits::{self, Edge};
 use crate::explore::Failure;
 use crate::ir::Model;
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 
 /// A counterexample: the steps from the initial state to the failing state.
@@ -40,13 +40,11 @@ pub struct Trace {
 pub struct Step {
     pub choice: Choice,
     pub events: Vec<Event>,
-    pub reads: Vec<Resource>,
-    pub writes: Vec<Resource>,
     /// Model time after the step, in ticks.
     pub time: u64,
     /// After the step, every Redis key whose value names a process (a lock and its holder),
     /// on each server's primary: (server, key, holder).
-    pub holders: Vec<(u16, crate::world::value::Sym, Pid)>,
+    pub holders: Vec<(u16, crate::ir::value::Sym, Pid)>,
 }
 
 /// Replaying a path failed: the path does not fit the model (a bug, or a stale token).
@@ -92,8 +90,6 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
         steps.push(Step {
             choice,
             events: rec.events,
-            reads: rec.reads,
-            writes: rec.writes,
             time,
             holders,
         });
@@ -161,11 +157,11 @@ impl Trace {
 }
 
 /// The lock holders a state shows: keys whose value is a process id, per server.
-fn holders(m: &Model, s: &State) -> Vec<(u16, crate::world::value::Sym, Pid)> {
+fn holders(m: &Model, s: &State) -> Vec<(u16, crate::ir::value::Sym, Pid)> {
     let mut out = Vec::new();
     for server in 0..m.redis.len() as u16 {
         for k in &s.redis[s.node(m, server)].keys {
-            if let crate::world::value::Value::Pid(p) = k.value {
+            if let crate::ir::value::Value::Pid(p) = k.value {
                 out.push((server, k.name, p));
             }
         }

@@ -32,7 +32,7 @@ fn columns(m: &Model, t: &Trace, w: usize) -> String {
     widths.extend(std::iter::repeat_n(w, n));
     widths.push(WIDTH - 2 - (w + 2) * n - 2);
     let mut head = vec!["#".to_string()];
-    head.extend((0..n).map(|p| m.process_name(crate::world::value::Pid(p as u16))));
+    head.extend((0..n).map(|p| m.process_name(crate::ir::value::Pid(p as u16))));
     head.push("world".into());
     let mut out = grid_row(&widths, &head);
     for (i, step) in t.steps.iter().enumerate() {
@@ -53,7 +53,7 @@ fn columns(m: &Model, t: &Trace, w: usize) -> String {
 
 fn list(m: &Model, t: &Trace) -> String {
     let name_w = (0..m.processes.len())
-        .map(|p| m.process_name(crate::world::value::Pid(p as u16)).len())
+        .map(|p| m.process_name(crate::ir::value::Pid(p as u16)).len())
         .max()
         .unwrap_or(3)
         .max(3);
@@ -87,7 +87,7 @@ fn status_line(m: &Model, t: &Trace, i: usize, world: &str) -> String {
     }
     let step = &t.steps[i];
     // Group the servers per (key, holder): `lock@n1,n2=client[0]`.
-    let mut groups: Vec<(crate::world::value::Sym, crate::world::value::Pid, Vec<u16>)> =
+    let mut groups: Vec<(crate::ir::value::Sym, crate::ir::value::Pid, Vec<u16>)> =
         Vec::new();
     for &(server, key, p) in &step.holders {
         match groups.iter_mut().find(|(k, h, _)| *k == key && *h == p) {

@@ -17,7 +17,7 @@ use super::Trace;
 use crate::exec::observe::{Event, Record};
 use crate::exec::{apply, Choice};
 use crate::ir::{FaultKind, Model};
-use crate::world::value::Pid;
+use crate::ir::value::Pid;
 use crate::world::State;
 
 /// A token that does not fit the model or the path.

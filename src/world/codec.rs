@@ -17,7 +17,7 @@ use super::lock::Lock;
 use super::process::{Proc, RunError, Status, Txn, Wait, Watchdog};
 use super::redis::{Key, Redis, Write};
 use super::shared::{ByAddr, Shared};
-use super::value::{Pid, Sym, Value};
+use crate::ir::value::{Pid, Sym, Value};
 use super::State;
 use crate::ir::{Isolation, LockMode};
 use std::hash::Hasher as _;

@@ -4,7 +4,7 @@
 //! statement code (`exec::sql`), per flavour and isolation level (docs/semantics.md).
 
 use crate::ir::{Flavour, LockMode};
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 
 /// Invariant: rows are sorted by key and keys are unique; an uncommitted change exists only
 /// while its owner holds a lock on the row; commit numbers are dense (normalised after every

@@ -1,6 +1,6 @@
 //! An exclusive lock with a FIFO queue of waiters: row locks and in-process mutexes.
 
-use super::value::Pid;
+use crate::ir::value::Pid;
 
 /// Invariant: the holder is never in the queue, and no pid is queued twice.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

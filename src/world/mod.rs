@@ -7,7 +7,6 @@ pub mod permute;
 pub mod process;
 pub mod redis;
 pub mod shared;
-pub mod value;
 
 use crate::ir::Model;
 use lock::Lock;

@@ -4,7 +4,7 @@
 
 use super::db::{Db, GapRange};
 use super::redis::Redis;
-use super::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use super::State;
 
 /// A renaming of processes: `new[old]` is the new id of process `old`.

@@ -1,6 +1,6 @@
 //! A process's own state: where it is in its program, its locals, its status, its transaction.
 
-use super::value::{Sym, Value};
+use crate::ir::value::{Sym, Value};
 use crate::ir::{Isolation, LockMode};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -1,6 +1,6 @@
 //! One Redis node: keys with values and time-to-live, stored relative to now.
 
-use super::value::{Sym, Value};
+use crate::ir::value::{Sym, Value};
 
 /// Invariant: keys are sorted by name and unique; a key whose TTL reached 0 is gone.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

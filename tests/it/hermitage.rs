@@ -13,10 +13,10 @@
 //! read predicates, G2 with inserts).
 
 use interlock::exec::Choice;
+use interlock::ir::value::{Pid, Value};
 use interlock::ir::Flavour;
 use interlock::trace::replay;
 use interlock::world::process::Status;
-use interlock::world::value::{Pid, Value};
 use interlock::world::State;
 use interlock::Model;
 

@@ -411,7 +411,7 @@ fn remembered_property_verdicts_are_the_checked_ones() {
 fn remembered_steps_are_the_steps() {
     use interlock::exec::{observe::Silent, step::step};
     use interlock::explore::memo::{Context, Memo};
-    use interlock::world::value::Pid;
+    use interlock::ir::value::Pid;
     let mut served = 0;
     for (path, variant) in all_variants() {
         let m = variant.ir();

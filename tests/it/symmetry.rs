@@ -17,6 +17,7 @@ use interlock::world::permute::Perm;
 use interlock::world::State;
 use interlock::Model;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use std::collections::HashSet;
 
 /// The renamings tried on each state: per class, its first two members swapped and, with
@@ -390,23 +391,75 @@ proptest! {
         }
     }
 
+}
+
+/// The verdict and counterexample length of a generated model, with every reduction, store
+/// and thread count, are the plain search's (when that finishes within `bound` states).
+fn reduces_alike(g: &Gen, bound: usize) -> Result<(), TestCaseError> {
+    let text = model_text(g);
+    let m = Model::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let full = m.check_with(Options {
+        max_states: Some(bound),
+        ..Options::full()
+    });
+    if matches!(full.outcome, interlock::Outcome::Incomplete { .. }) {
+        return Ok(());
+    }
+    let shape = |v: &interlock::Verdict| (v.summary(), v.trace.as_ref().map(|t| t.len()));
+    for (what, opts) in [
+        (
+            "default",
+            Options {
+                threads: 1,
+                ..Options::default()
+            },
+        ),
+        (
+            "symmetry",
+            Options {
+                symmetry: true,
+                ..Options::full()
+            },
+        ),
+        (
+            "threads",
+            Options {
+                threads: 2,
+                ..Options::default()
+            },
+        ),
+        (
+            "fingerprints",
+            Options {
+                fingerprints: true,
+                threads: 1,
+                ..Options::default()
+            },
+        ),
+    ] {
+        let v = m.check_with(opts);
+        prop_assert_eq!(shape(&full), shape(&v), "{}\n{}", what, text);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
     #[test]
     fn generated_models_reduce_alike(g in generated()) {
-        let text = model_text(&g);
-        let m = Model::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let bound = Options { max_states: Some(60_000), ..Options::full() };
-        let full = m.check_with(bound);
-        prop_assume!(!matches!(full.outcome, interlock::explore::Outcome::Incomplete { .. }));
-        let shape = |v: &interlock::Verdict| (v.summary(), v.trace.as_ref().map(|t| t.steps.len()));
-        for (what, opts) in [
-            ("default", Options::default()),
-            ("symmetry", Options { symmetry: true, ..Options::full() }),
-            ("threads", Options { threads: 2, ..Options::default() }),
-            ("fingerprints", Options { fingerprints: true, ..Options::default() }),
-        ] {
-            let v = m.check_with(opts);
-            prop_assert_eq!(shape(&full), shape(&v), "{}\n{}", what, text);
-        }
+        reduces_alike(&g, 20_000)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// The same on many more models, with larger searches: `cargo test -- --ignored`.
+    #[test]
+    #[ignore = "long: 1,000 generated models; run with `cargo test symmetry -- --ignored`"]
+    fn generated_models_reduce_alike_long(g in generated()) {
+        reduces_alike(&g, 100_000)?;
     }
 }
 

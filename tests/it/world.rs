@@ -1,10 +1,10 @@
 //! The simulated components against small, obviously correct references.
 
+use interlock::ir::value::{Pid, Sym, Value};
 use interlock::ir::{Flavour, LockMode};
 use interlock::world::db::{Db, View};
 use interlock::world::lock::Lock;
 use interlock::world::redis::Redis;
-use interlock::world::value::{Pid, Sym, Value};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
 

@@ -3,7 +3,7 @@
 use crate::ir::{Flavour, Model, OpKind};
 use crate::world::db::conflicts;
 use crate::world::process::{Status, Wait};
-use crate::world::value::{Pid, Value};
+use crate::ir::value::{Pid, Value};
 use crate::world::State;
 use petgraph::algo::tarjan_scc;
 use petgraph::graphmap::DiGraphMap;

@@ -177,7 +177,7 @@ pub enum Reply {
     Error(Sym),
 }
 
-/// Receives footprints and events. Every method defaults to doing nothing.
+/// Receives a step's events and coverage. Every method defaults to doing nothing.
 pub trait Observer {
     /// False for observers that ignore events, so callers skip building them.
     const EVENTS: bool;

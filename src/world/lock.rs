@@ -1,4 +1,5 @@
-//! An exclusive lock with a FIFO queue of waiters: row locks and in-process mutexes.
+//! An exclusive lock with a FIFO queue of waiters: an in-process mutex (row locks, with their
+//! modes and queues, live in `db`).
 
 use crate::ir::value::Pid;
 

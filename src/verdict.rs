@@ -136,7 +136,9 @@ impl Verdict {
                         if n == 1 { "" } else { "s" }
                     ),
                 };
-                out.push_str(&format!("✗ {what} — {shape}\n  ({counts})\n\n"));
+                out.push_str(&format!("✗ {what} — {shape}\n"));
+                out.push_str(&wrap(&format!("({counts})"), "  ", "   "));
+                out.push('\n');
                 if n > 0 {
                     out.push_str(&trace::text::render(m, t));
                     out.push_str(&replay_line(m, t));
@@ -145,7 +147,7 @@ impl Verdict {
                     out.push_str(&unevaluable_hint(m, t, *i));
                 }
             }
-            (Outcome::Holds, _) => out.push_str(&format!("✓ holds ({counts})\n")),
+            (Outcome::Holds, _) => out.push_str(&headline("✓ holds", &counts)),
             (
                 Outcome::Failed {
                     failure: Failure::Unreached(i),
@@ -156,10 +158,11 @@ impl Verdict {
                 let p = &m.properties[*i];
                 let (line, col) = m.line_col_of(p.span);
                 out.push_str(&format!(
-                    "✗ {} never reached: no reachable state satisfies it\n  ({counts})\n  --> \
-                     {}:{line}:{col}\n",
-                    p.name, m.origin
+                    "✗ {} never reached: no reachable state satisfies it\n",
+                    p.name
                 ));
+                out.push_str(&wrap(&format!("({counts})"), "  ", "   "));
+                out.push_str(&format!("  --> {}:{line}:{col}\n", m.origin));
                 out.push_str(&wrap(
                     "hint: what should happen does not: see the warnings below (statements never \
                      run, a WHERE that never matches)",
@@ -167,7 +170,7 @@ impl Verdict {
                     "        ",
                 ));
             }
-            _ => out.push_str(&format!("? {} ({counts})\n", self.summary())),
+            _ => out.push_str(&headline(&format!("? {}", self.summary()), &counts)),
         }
         let complete = matches!(self.outcome, Outcome::Holds)
             || matches!(
@@ -245,19 +248,37 @@ fn unevaluable_hint(m: &Model, t: &Trace, i: usize) -> String {
     )
 }
 
+/// `✓ holds (counts)` on one line when it fits in 100 columns, else the counts below it.
+fn headline(head: &str, counts: &str) -> String {
+    let line = format!("{head} ({counts})");
+    if line.chars().count() <= 100 {
+        return format!("{line}\n");
+    }
+    format!("{head}\n{}", wrap(&format!("({counts})"), "  ", "   "))
+}
+
 /// `replay: interlock check FILE --path '…'`: the counterexample's replay token, the lines
-/// wrapped inside the quotes (a shell keeps them, and the token reads them as spaces).
+/// wrapped inside the quotes (a shell keeps them, and the token reads them as spaces). A long
+/// file name puts `--path` (and if need be the file itself) on a line of its own, after a `\`.
 pub fn replay_line(m: &Model, t: &Trace) -> String {
-    let mut units = vec![format!(
-        "replay: interlock check {} --path '",
-        shell_word(&m.origin)
-    )];
+    let file = shell_word(&m.origin);
+    let mut out = String::new();
+    let mut head = format!("replay: interlock check {file} --path '");
+    if head.chars().count() > 100 {
+        let first = format!("replay: interlock check {file} \\");
+        if first.chars().count() > 100 {
+            out.push_str(&format!("replay: interlock check \\\n  {file} \\\n"));
+        } else {
+            out.push_str(&format!("{first}\n"));
+        }
+        head = "  --path '".to_string();
+    }
+    let mut units = vec![head];
     units.extend(trace::token::steps(m, t));
     if let Some(last) = units.last_mut() {
         last.push('\'');
     }
     // Steps are kept whole (`tick 200ms` on one line).
-    let mut out = String::new();
     let mut line = String::new();
     for (i, u) in units.iter().enumerate() {
         let sep = if i <= 1 { "" } else { " " };

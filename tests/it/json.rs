@@ -224,3 +224,49 @@ fn check_path_prints_the_trace_of_a_token() {
         "{text}"
     );
 }
+
+/// The `replay:` lines under a counterexample fit 100 columns however deep the model's file
+/// lies (up to a file name wider than a line), and a shell runs them as printed.
+#[test]
+fn replay_lines_of_deep_files_run_in_a_shell() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/no-lock/lost-update.model"
+    ))
+    .expect("the model reads");
+    let root = std::env::temp_dir().join(format!("interlock-replay-{}", std::process::id()));
+    for depth in [70, 110] {
+        let mut dir = root.clone();
+        while dir.display().to_string().len() < depth {
+            dir = dir.join("deeper");
+        }
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let file = dir.join("lost-update.model");
+        std::fs::write(&file, &text).expect("the model writes");
+        let out = Command::new(env!("CARGO_BIN_EXE_interlock"))
+            .arg("check")
+            .arg(&file)
+            .output()
+            .expect("the binary runs");
+        let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+        let at = shown.find("replay: ").expect("a replay line") + "replay: ".len();
+        let command = &shown[at..];
+        let name = file.display().to_string();
+        for line in command.lines() {
+            let own = if line.contains(&name) { name.len() } else { 0 };
+            assert!(line.len() - own <= 100, "{line}");
+        }
+        let end = command.rfind('\'').expect("a closing quote") + 1;
+        let command = command[..end].replacen("interlock", env!("CARGO_BIN_EXE_interlock"), 1);
+        let again = Command::new("sh")
+            .args(["-c", &command])
+            .output()
+            .expect("a shell runs");
+        let again = String::from_utf8_lossy(&again.stdout);
+        assert!(
+            again.contains("✗ its end breaks stock_conserved"),
+            "{command}\n{again}"
+        );
+    }
+    std::fs::remove_dir_all(&root).ok();
+}

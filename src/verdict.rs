@@ -262,37 +262,27 @@ fn headline(head: &str, counts: &str) -> String {
 /// file name puts `--path` (and if need be the file itself) on a line of its own, after a `\`.
 pub fn replay_line(m: &Model, t: &Trace) -> String {
     let file = shell_word(&m.origin);
+    // Steps are kept whole (`tick 200ms` on one line); the quotes hug the first and last.
+    let mut units = trace::token::steps(m, t);
+    if units.is_empty() {
+        units.push(String::new());
+    }
+    units.last_mut().expect("a unit").push('\'');
     let mut out = String::new();
     let mut head = format!("replay: interlock check {file} --path '");
-    if head.chars().count() > 100 {
+    let mut indent = "";
+    if head.chars().count() + units[0].chars().count() > 100 {
         let first = format!("replay: interlock check {file} \\");
         if first.chars().count() > 100 {
             out.push_str(&format!("replay: interlock check \\\n  {file} \\\n"));
         } else {
             out.push_str(&format!("{first}\n"));
         }
-        head = "  --path '".to_string();
+        head = "--path '".to_string();
+        indent = "  ";
     }
-    let mut units = vec![head];
-    units.extend(trace::token::steps(m, t));
-    if let Some(last) = units.last_mut() {
-        last.push('\'');
-    }
-    // Steps are kept whole (`tick 200ms` on one line).
-    let mut line = String::new();
-    for (i, u) in units.iter().enumerate() {
-        let sep = if i <= 1 { "" } else { " " };
-        if !line.is_empty() && line.chars().count() + sep.len() + u.chars().count() > 100 {
-            out.push_str(&line);
-            out.push('\n');
-            line = format!("  {u}");
-        } else {
-            line.push_str(sep);
-            line.push_str(u);
-        }
-    }
-    out.push_str(&line);
-    out.push('\n');
+    units[0].insert_str(0, &head);
+    out.push_str(&fill(units.iter().map(String::as_str), indent, "  "));
     out
 }
 
@@ -323,9 +313,15 @@ fn render_warning(m: &Model, w: &Warning) -> String {
 
 /// `text` in lines of at most 100 columns, the first behind `first`, the others behind `rest`.
 fn wrap(text: &str, first: &str, rest: &str) -> String {
+    fill(text.split(' '), first, rest)
+}
+
+/// `units` joined by spaces in lines of at most 100 columns (a unit is never split), the
+/// first line behind `first`, the others behind `rest`.
+fn fill<'a>(units: impl IntoIterator<Item = &'a str>, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
-    for word in text.split(' ') {
+    for word in units {
         let fresh = line.trim().is_empty();
         if !fresh && line.chars().count() + 1 + word.chars().count() > 100 {
             out.push_str(line.trim_end());

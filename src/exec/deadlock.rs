@@ -125,23 +125,27 @@ fn cycle_edges(m: &Model, st: &State, cycle: &[Pid]) -> Vec<waits::Edge> {
 #[must_use]
 pub fn cycle_through(m: &Model, st: &State, pid: Pid) -> Option<Vec<Pid>> {
     let edges = waits::edges(m, st);
+    // Out-edges per waiter, in the edges' order: the search visits them as a scan of the
+    // list would, so the cycle found (and the victim it implies) does not depend on this
+    // index, which only keeps a search among many waiters linear.
+    let mut out: Vec<Vec<Pid>> = vec![Vec::new(); st.procs.len()];
+    for e in &edges {
+        if let Some(v) = out.get_mut(e.waiter.index()) {
+            v.push(e.holder);
+        }
+    }
     let mut path = vec![pid];
-    let mut seen = vec![pid];
-    fn dfs(
-        edges: &[waits::Edge],
-        at: Pid,
-        goal: Pid,
-        path: &mut Vec<Pid>,
-        seen: &mut Vec<Pid>,
-    ) -> bool {
-        for e in edges.iter().filter(|e| e.waiter == at) {
-            if e.holder == goal {
+    let mut seen = vec![false; st.procs.len()];
+    seen[pid.index()] = true;
+    fn dfs(out: &[Vec<Pid>], at: Pid, goal: Pid, path: &mut Vec<Pid>, seen: &mut [bool]) -> bool {
+        for &h in &out[at.index()] {
+            if h == goal {
                 return true;
             }
-            if !seen.contains(&e.holder) {
-                seen.push(e.holder);
-                path.push(e.holder);
-                if dfs(edges, e.holder, goal, path, seen) {
+            if !seen[h.index()] {
+                seen[h.index()] = true;
+                path.push(h);
+                if dfs(out, h, goal, path, seen) {
                     return true;
                 }
                 path.pop();
@@ -149,7 +153,7 @@ pub fn cycle_through(m: &Model, st: &State, pid: Pid) -> Option<Vec<Pid>> {
         }
         false
     }
-    dfs(&edges, pid, pid, &mut path, &mut seen).then_some(path)
+    dfs(&out, pid, pid, &mut path, &mut seen).then_some(path)
 }
 
 /// A waiting process's lock wait ends in error `code`: it leaves the queue; if the error ends

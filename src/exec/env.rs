@@ -13,6 +13,30 @@ use crate::world::State;
 /// deadline, so jumping to it loses no behaviour. A paused process's work and watchdog stand
 /// still; server-side timers run on.
 pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
+    let dt = next_deadline(s)?;
+    if dt == 0 {
+        return None; // a timer is due: its transition runs first
+    }
+    Some(advance(m, s, dt, obs))
+}
+
+/// Lets `dt` ticks pass, fewer than to the next deadline, when the caller is allowed to let
+/// time pass at all (under `timing bounded`, only when no process can step). Nothing falls
+/// due on the way. The search never takes this step (stopping short of a deadline reaches
+/// nothing [`tick`] does not: no behaviour depends on the time between two deadlines, only
+/// on their order); `simulate` takes it to end a drawn delay between deadlines, and its
+/// counterexamples replay with it.
+pub fn pass<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> Option<State> {
+    let before = next_deadline(s).unwrap_or(u32::MAX);
+    if dt == 0 || dt >= before {
+        return None;
+    }
+    Some(advance(m, s, dt, obs))
+}
+
+/// Ticks until the next deadline: a delay ends, a key expires, a timer or a watchdog is
+/// due, a pause may end at the latest. `None` when nothing is timed.
+pub fn next_deadline(s: &State) -> Option<u32> {
     let frozen = |p: &crate::world::process::Proc| p.paused.is_some();
     let local = s.procs.iter().filter(|p| !frozen(p)).flat_map(|p| {
         let busy = match p.status {
@@ -26,7 +50,7 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
         .procs
         .iter()
         .flat_map(|p| [p.check_in, p.timeout_in, p.paused]);
-    let dt = local
+    local
         .chain(server)
         .flatten()
         .chain(
@@ -34,10 +58,11 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
                 .iter()
                 .filter_map(crate::world::redis::Redis::next_expiry),
         )
-        .min()?;
-    if dt == 0 {
-        return None; // a timer is due: its transition runs first
-    }
+        .min()
+}
+
+/// Moves every timer `dt` ticks on; `dt` is at most [`next_deadline`].
+fn advance<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> State {
     let mut st = s.clone();
     if m.clock {
         st.clock += dt;
@@ -97,6 +122,26 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
             }
         }
     }
+    st
+}
+
+/// A finished process of a group that runs again (`loop think`, `arrive`) starts its body
+/// anew as the next request: its locals cleared, no transaction, no timers. The search
+/// never takes this step (`check` runs each body once); `simulate` does.
+pub fn restart<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option<State> {
+    let group = m.processes[pid.index()].group;
+    let p = &s.procs[pid.index()];
+    let again = m.workload.arrival(group) != crate::ir::workload::Arrival::Once;
+    let ended = matches!(p.status, Status::Done(_) | Status::Errored(_));
+    if !again || !ended || p.txn.is_some() || p.watchdog.is_some() {
+        return None;
+    }
+    let mut st = s.clone();
+    st.procs[pid.index()] = Proc::new(m.program(pid).locals.len()).into();
+    if O::EVENTS {
+        obs.event(Event::Restarted { pid });
+    }
+    st.normalise();
     Some(st)
 }
 

@@ -44,6 +44,10 @@ pub enum Choice {
     Drift { fault: u16, pid: Pid, ahead: bool },
     /// A ranged delay of `pid` ends before its longest length.
     Finish(Pid),
+    /// Time passes by this many ticks, short of the next deadline (`simulate` only).
+    Pass(u32),
+    /// A finished process of a repeating group starts its next request (`simulate` only).
+    Restart(Pid),
 }
 
 impl Choice {
@@ -76,6 +80,15 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
         Choice::Jump { fault } => env::jump(m, s, fault as usize, obs),
         Choice::Drift { fault, pid, ahead } => env::drift(m, s, fault as usize, pid, ahead, obs),
         Choice::Finish(p) => env::finish(s, p, obs),
+        Choice::Pass(dt) => {
+            let any = (0..s.procs.len()).any(|p| step::enabled(m, s, Pid(p as u16)));
+            if any && m.timing == Timing::Bounded {
+                None
+            } else {
+                env::pass(m, s, dt, obs)
+            }
+        }
+        Choice::Restart(p) => env::restart(m, s, p, obs),
         Choice::Failover { fault, node } => env::failover(m, s, fault as usize, node as usize, obs),
         Choice::Resume(p) => env::resume(s, p, obs),
         Choice::Fault { fault, pid } => env::fault(m, s, fault as usize, pid, obs),

@@ -57,6 +57,10 @@ pub enum Event {
         pid: Pid,
         by: i32,
     },
+    /// A finished process of a repeating group started its next request.
+    Restarted {
+        pid: Pid,
+    },
     /// A `work A..B` ended before its longest length.
     EndedEarly {
         pid: Pid,

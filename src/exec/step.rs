@@ -126,7 +126,7 @@ fn local<O: Observer>(
             }
             return Ok(false);
         }
-        OpKind::Work { ticks, upto } | OpKind::Sleep { ticks, upto } => {
+        OpKind::Work { ticks, upto, .. } | OpKind::Sleep { ticks, upto, .. } => {
             st.procs[i].pc = next;
             if *upto > 0 {
                 st.procs[i].status = Status::Busy(*ticks);

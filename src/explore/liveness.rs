@@ -48,8 +48,9 @@ fn actor(c: Choice) -> Option<Actor> {
         | Choice::Timeout(p)
         | Choice::Renew(p)
         | Choice::Resume(p)
-        | Choice::Finish(p) => Some(Actor::Timers(p)),
-        Choice::Tick => Some(Actor::Time),
+        | Choice::Finish(p)
+        | Choice::Restart(p) => Some(Actor::Timers(p)),
+        Choice::Tick | Choice::Pass(_) => Some(Actor::Time),
         Choice::Replicate(n) => Some(Actor::Replica(n)),
         Choice::Fault { .. } | Choice::Failover { .. } | Choice::Jump { .. } => None,
         Choice::Drift { .. } => None,

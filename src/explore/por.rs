@@ -156,7 +156,9 @@ impl Por {
             | Choice::Failover { .. }
             | Choice::Jump { .. }
             | Choice::Drift { .. }
-            | Choice::Finish(_) => false,
+            | Choice::Finish(_)
+            | Choice::Pass(_)
+            | Choice::Restart(_) => false,
         })
     }
 
@@ -186,6 +188,7 @@ impl Por {
             | Event::ReplyLost { .. }
             | Event::Drift { .. }
             | Event::EndedEarly { .. }
+            | Event::Restarted { .. }
             | Event::Failed(_)
             | Event::Uncaught { .. }
             | Event::RowCommitted { .. }

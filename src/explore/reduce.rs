@@ -287,8 +287,13 @@ fn actor_of(c: Choice) -> Option<crate::ir::value::Pid> {
         | Choice::Renew(p)
         | Choice::Resume(p)
         | Choice::Finish(p)
+        | Choice::Restart(p)
         | Choice::Fault { pid: p, .. }
         | Choice::Drift { pid: p, .. } => Some(p),
-        Choice::Tick | Choice::Replicate(_) | Choice::Failover { .. } | Choice::Jump { .. } => None,
+        Choice::Tick
+        | Choice::Pass(_)
+        | Choice::Replicate(_)
+        | Choice::Failover { .. }
+        | Choice::Jump { .. } => None,
     }
 }

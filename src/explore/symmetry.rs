@@ -156,15 +156,18 @@ impl Symmetry {
             Choice::Renew(p) => Choice::Renew(f(p)),
             Choice::Resume(p) => Choice::Resume(f(p)),
             Choice::Finish(p) => Choice::Finish(f(p)),
+            Choice::Restart(p) => Choice::Restart(f(p)),
             Choice::Fault { fault, pid } => Choice::Fault { fault, pid: f(pid) },
             Choice::Drift { fault, pid, ahead } => Choice::Drift {
                 fault,
                 pid: f(pid),
                 ahead,
             },
-            Choice::Tick | Choice::Replicate(_) | Choice::Failover { .. } | Choice::Jump { .. } => {
-                c
-            }
+            Choice::Tick
+            | Choice::Pass(_)
+            | Choice::Replicate(_)
+            | Choice::Failover { .. }
+            | Choice::Jump { .. } => c,
         }
     }
 

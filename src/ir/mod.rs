@@ -10,6 +10,7 @@ pub use expr::{BinOp, Expr, StatusKind, UnOp};
 pub use op::{LockClause, LockMode, OnError, Op, OpKind, RedisCmd, SqlStmt, WaitPolicy};
 
 pub mod value;
+pub mod workload;
 
 pub use value::{Pid, Sym, Value};
 
@@ -75,6 +76,11 @@ pub struct Model {
     /// Some expression reads the clock (`now()`): the state then carries the time since the
     /// start; otherwise it carries none, so states that differ only in time are one state.
     pub clock: bool,
+    /// Latencies, arrivals and parameters: what `simulate` draws from (`check` explores the
+    /// ranges the delay ops carry).
+    pub workload: workload::Workload,
+    /// The cost file appended to the source (`--cost`), if any, for replay commands.
+    pub costs: Option<String>,
 }
 
 /// The database: one flavour, its default isolation level, its tables, its settings.

@@ -38,11 +38,15 @@ pub enum OpKind {
     Work {
         ticks: u32,
         upto: u32,
+        /// The distribution `simulate` draws the length from (`Workload::draws`); `None`:
+        /// uniform over `ticks..=upto`.
+        draw: Option<u16>,
     },
     /// `sleep 50ms` / `sleep 50..150ms`: waiting on purpose (backoff).
     Sleep {
         ticks: u32,
         upto: u32,
+        draw: Option<u16>,
     },
     // --- visible: at most one per step.
     /// A SQL statement. Without `on_error`, an error ends the process (status `failed`) after

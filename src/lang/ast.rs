@@ -53,6 +53,14 @@ pub enum DeclKind {
         init: i64,
     },
     Mutex(Name),
+    /// `latency KIND D`: what every operation of the kind costs.
+    Latency {
+        kind: crate::ir::workload::Latency,
+        delay: DelayAst,
+    },
+    /// `param NAME = V` (already substituted where the name is used): the value in force,
+    /// as written (`10`, `50ms`).
+    Param { name: Name, value: String },
     /// `redis NAME [with N replicas]`
     Redis {
         name: Name,
@@ -145,6 +153,38 @@ pub enum Setting {
     },
 }
 
+/// A delay as written: the shortest and the longest length in milliseconds, and the
+/// distribution `simulate` draws from (`check` explores `lo..=hi`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DelayAst {
+    pub lo: u64,
+    pub hi: u64,
+    pub dist: DistAst,
+    pub span: Span,
+}
+
+/// The distribution of a [`DelayAst`]; its parameters in microseconds (a Poisson rate's
+/// mean gap need not be a whole millisecond).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DistAst {
+    /// `5ms` (fixed), `1..3ms` or `uniform 1ms..3ms`: every length in the range alike.
+    Range,
+    /// `exponential mean M max X`
+    Exponential { mean_us: u64 },
+    /// `lognormal median M p99 P max X`
+    LogNormal { median_us: u64, p99_us: u64 },
+}
+
+/// How a process group is run, as its header says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArrivalAst {
+    Once,
+    /// `loop think D`
+    Closed(DelayAst),
+    /// `arrive poisson R/s` (R per second) or `arrive every D`: the gap between arrivals.
+    Open(DelayAst),
+}
+
 /// A literal value in a `row`, a cell reference or an expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LitKind {
@@ -164,6 +204,8 @@ pub struct ProcessDecl {
     pub name: Name,
     pub count: usize,
     pub on: Option<Name>,
+    /// `loop think D` / `arrive …` after the count: how the group's processes run.
+    pub arrival: ArrivalAst,
     pub body: Block,
     /// `process name[N] [on inst]`: where the group is declared.
     pub header: Span,
@@ -224,10 +266,12 @@ pub enum StmtKind {
     },
     Break,
     Return(Option<String>),
-    /// `work LO..HI`: the shortest and longest time in milliseconds (equal when fixed).
-    Work(u64, u64),
-    /// `sleep LO..HI`, as `Work`.
-    Sleep(u64, u64),
+    /// `work D`: computation inside the critical section.
+    Work(DelayAst),
+    /// `sleep D`: waiting on purpose (backoff).
+    Sleep(DelayAst),
+    /// `call NAME D`: a call to another service (a payment provider), as `work`.
+    Call(Name, DelayAst),
     Lock(Name),
     Unlock(Name),
     Sql(Box<SqlText>),

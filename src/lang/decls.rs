@@ -3,16 +3,19 @@
 use std::collections::BTreeSet;
 
 use super::ast::{
-    ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, LivenessForm, Name, ProcessDecl, Setting,
+    ArrivalAst, ColumnDef, Decl, DeclKind, ExpectDecl, FaultAst, LivenessForm, Name, ProcessDecl, Setting,
 };
 use super::diag::Diagnostic;
 use super::lexer::{Tok, Token};
 use super::parser::{PResult, Parser};
 use super::suggest;
+use crate::ir::workload::Latency;
 use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 25] = [
+pub const DECLARATIONS: [&str; 27] = [
     "model",
+    "param",
+    "latency",
     "about",
     "db",
     "set",
@@ -118,6 +121,8 @@ impl Parser<'_> {
             "about" => self.about(),
             "db" => self.db(),
             "set" => self.setting(),
+            "latency" => self.latency(),
+            "param" => self.param(),
             "table" => self.table(),
             "index" => self.index(false),
             "unique" => {
@@ -494,6 +499,7 @@ impl Parser<'_> {
         } else {
             None
         };
+        let arrival = self.arrival()?;
         let header = self.span_from(start);
         self.skip_newlines_before(|p| p.at_punct("{"));
         let body_start = self.pos;
@@ -503,11 +509,70 @@ impl Parser<'_> {
             name,
             count,
             on,
+            arrival,
             body,
             end,
             header,
             defined,
         }))
+    }
+
+    /// `loop think D`, `arrive poisson R/s`, `arrive every D`, or nothing (run once).
+    fn arrival(&mut self) -> PResult<ArrivalAst> {
+        if self.eat_word("loop") {
+            self.expect_word("think")?;
+            return Ok(ArrivalAst::Closed(self.delay_spec()?));
+        }
+        if !self.eat_word("arrive") {
+            return Ok(ArrivalAst::Once);
+        }
+        if self.eat_word("every") {
+            return Ok(ArrivalAst::Open(self.delay_spec()?));
+        }
+        if self.at_word("poisson") {
+            return Ok(ArrivalAst::Open(self.poisson_rate()?));
+        }
+        self.unexpected("`every D` or `poisson R/s`")
+    }
+
+    /// `latency sql|commit|redis|lock D`
+    fn latency(&mut self) -> PResult<DeclKind> {
+        let word = self.name("an operation kind (`sql`, `commit`, `redis` or `lock`)")?;
+        let names = Latency::ALL.map(Latency::name);
+        let Some(kind) = Latency::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(&word.text))
+        else {
+            let hint = suggest::hint(&word.text, names, "operation kinds are", "");
+            let msg = format!("unknown operation kind \"{}\"", word.text);
+            let d = Diagnostic::new(msg, word.span, "no such kind").with_hint(hint);
+            return self.fail(d);
+        };
+        let delay = self.delay_spec()?;
+        Ok(DeclKind::Latency { kind, delay })
+    }
+
+    /// `param NAME = V`: its uses were replaced by the value before parsing (`params.rs`).
+    fn param(&mut self) -> PResult<DeclKind> {
+        let name = self.name("a parameter name")?;
+        self.expect_punct("=")?;
+        let t = self.peek().clone();
+        match &t.tok {
+            Tok::Num { suffix: None, .. } => {}
+            Tok::Num { suffix: Some(u), .. } if matches!(u.as_str(), "ms" | "s") => {}
+            _ => {
+                let d = Diagnostic::new("expected the parameter's value", t.span, "not a value")
+                    .with_hint("a param is a whole number ≥ 0, maybe a duration: `10`, `50ms`");
+                return self.fail(d);
+            }
+        }
+        self.bump();
+        // The token, not the text: `--set` may have changed it.
+        let value = match &t.tok {
+            Tok::Num { value, suffix } => format!("{value}{}", suffix.as_deref().unwrap_or("")),
+            _ => self.text(t.span).to_string(),
+        };
+        Ok(DeclKind::Param { name, value })
     }
 
     /// `fault crash|hang|timeout GROUP at most N [during REGION]`,

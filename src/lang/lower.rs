@@ -9,6 +9,7 @@ use super::ast::{
 };
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Place};
+use super::lower_workload;
 use super::program::{apply_tick, lower_program};
 use super::schema::{duplicate, lower_schema};
 use super::scope::{Cx, GroupInfo};
@@ -39,8 +40,11 @@ pub fn lower(
     lower_schema(&mut cx, decls, db.is_some());
     ghosts_and_mutexes(&mut cx, decls);
     redis_servers(&mut cx, decls);
+    lower_workload::declarations(&mut cx, decls);
     let processes: Vec<&ProcessDecl> = declare_groups(&mut cx, decls, &mut model);
     for (g, decl) in processes.iter().enumerate() {
+        let arrival = lower_workload::arrival(&mut cx, &decl.arrival);
+        cx.workload.arrivals.push(arrival);
         let (program, regions) = lower_program(&mut cx, decl);
         cx.groups[g].regions = regions;
         model.groups.push(Group {
@@ -64,8 +68,15 @@ fn finish(
     db: Option<(Flavour, Isolation)>,
     mut settings: Settings,
 ) -> Model {
+    let mut cx = cx;
+    if !cx.workload.is_empty() {
+        // `simulate` draws lengths in whole ticks: at most a millisecond each.
+        cx.durations.push(1);
+    }
     let tick = cx.durations.iter().fold(0, |g, &d| gcd(g, d)).max(1);
     model.tick_ms = tick;
+    lower_workload::to_ticks(&mut cx.workload, tick);
+    model.workload = std::mem::take(&mut cx.workload);
     for group in &mut model.groups {
         apply_tick(&mut group.program.ops, tick);
     }

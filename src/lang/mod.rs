@@ -2,11 +2,14 @@
 
 mod ast;
 mod decls;
+mod delay;
 mod diag;
 mod expr;
 mod lexer;
 mod lower;
 mod lower_expr;
+mod lower_workload;
+mod params;
 mod parser;
 mod program;
 mod schema;
@@ -27,6 +30,8 @@ pub struct ParseOptions {
     /// Runs the model against this flavour instead of its `db` line's (`--db`). The isolation
     /// level stays if the file names one, else it becomes the flavour's default.
     pub db: Option<crate::ir::Flavour>,
+    /// `--set NAME=V`: values for the model's `param` lines, as written.
+    pub set: Vec<(String, String)>,
 }
 
 /// The diagnostic for a file that is not UTF-8 text: where its first byte that is not.
@@ -41,6 +46,35 @@ pub fn not_utf8(origin: &str, bytes: &[u8], e: std::str::Utf8Error) -> Diagnosti
     )
     .with_hint("a model is text: save it as UTF-8");
     Diagnostics::new(origin, &text, vec![d])
+}
+
+/// Checks a cost file (`simulate --cost`): `latency` and `param` lines only, well formed.
+///
+/// # Errors
+/// Every problem found in the file.
+pub fn check_costs(origin: &str, source: &str) -> Result<(), Diagnostics> {
+    let mut diags = Vec::new();
+    let tokens = lexer::lex(source, &mut diags);
+    let decls = {
+        let mut p = parser::Parser::new(source, tokens, &mut diags);
+        decls::parse_file(&mut p)
+    };
+    for d in &decls {
+        if !matches!(d.kind, ast::DeclKind::Latency { .. } | ast::DeclKind::Param { .. }) {
+            let diag = Diagnostic::new(
+                "a cost file holds only `latency` and `param` lines",
+                d.span,
+                "not a cost",
+            )
+            .with_hint("the scenario goes in the model file; the cost file prices its operations");
+            diags.push(diag);
+        }
+    }
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics::new(origin, source, diags))
+    }
 }
 
 /// Parses and resolves a model file. `origin` names it in messages (a path or `<string>`).
@@ -61,7 +95,8 @@ pub fn parse_with(
     opts: &ParseOptions,
 ) -> Result<crate::ir::Model, Diagnostics> {
     let mut diags = Vec::new();
-    let tokens = lexer::lex(source, &mut diags);
+    let mut tokens = lexer::lex(source, &mut diags);
+    params::substitute(&mut tokens, &opts.set, &mut diags);
     let decls = {
         let mut p = parser::Parser::new(source, tokens, &mut diags);
         decls::parse_file(&mut p)

@@ -2,12 +2,14 @@
 
 use std::collections::HashMap;
 
-use super::ast::{Block, GhostOp, Name, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
+use super::ast::{Block, DelayAst, DistAst, GhostOp, Name, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Locals, Place};
+use super::lower_workload;
 use super::schema::duplicate;
 use super::scope::Cx;
 use super::sql::lower_sql;
+use crate::ir::workload::{latency_of, Arrival, Spent};
 use crate::ir::{
     BinOp, Expr, OnError, Op, OpKind, Program, RedisCmd, Span, SqlStmt, Sym, Value, ERROR_CODES,
 };
@@ -19,6 +21,9 @@ pub struct Region {
     pub start: u32,
     pub end: u32,
 }
+
+/// How late a process of an open group may start, in milliseconds (about eleven days).
+pub const ARRIVAL_HORIZON_MS: u32 = 1_000_000_000;
 
 /// Lowers a group's body; durations stay in milliseconds until [`apply_tick`]. Also returns
 /// the body's regions, in source order.
@@ -37,6 +42,16 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) 
         tests: Vec::new(),
     };
     let mut ops = Vec::new();
+    if let Some(Arrival::Open { gap }) = builder.cx.workload.arrivals.last() {
+        // `check` lets each process of an open group start at any moment; `simulate`
+        // ends this wait at the process's arrival.
+        let wait = OpKind::Sleep {
+            ticks: 0,
+            upto: ARRIVAL_HORIZON_MS,
+            draw: Some(*gap),
+        };
+        push(&mut ops, wait, decl.header);
+    }
     builder.block(&decl.body, &mut ops);
     ops.push(Op {
         kind: OpKind::Return { outcome: None },
@@ -108,6 +123,7 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Unlock(_) => "`unlock`",
         StmtKind::Work(..) => "`work`",
         StmtKind::Sleep(..) => "`sleep`",
+        StmtKind::Call(..) => "`call`",
         StmtKind::Redis {
             cmd: RedisAst::Wait { .. },
             ..
@@ -172,7 +188,7 @@ impl Builder<'_, '_> {
                             ..
                         }
                     );
-                    let at = push(ops, kind, s.span);
+                    let at = self.push_visible(ops, kind, s.span);
                     if let (true, Some(h)) = (handled, self.handlers.last_mut()) {
                         h.patches.push(at);
                     }
@@ -193,14 +209,24 @@ impl Builder<'_, '_> {
             StmtKind::Return(outcome) => OpKind::Return {
                 outcome: outcome.as_ref().map(|o| self.cx.intern(o)),
             },
-            StmtKind::Work(lo, hi) => OpKind::Work {
-                ticks: self.ms(*lo),
-                upto: self.ms(*hi),
+            StmtKind::Work(d) => OpKind::Work {
+                ticks: self.ms(d.lo),
+                upto: self.ms(d.hi),
+                draw: self.drawn(d, Spent::Work),
             },
-            StmtKind::Sleep(lo, hi) => OpKind::Sleep {
-                ticks: self.ms(*lo),
-                upto: self.ms(*hi),
+            StmtKind::Sleep(d) => OpKind::Sleep {
+                ticks: self.ms(d.lo),
+                upto: self.ms(d.hi),
+                draw: self.drawn(d, Spent::Sleep),
             },
+            StmtKind::Call(name, d) => {
+                let service = self.cx.intern(&name.text);
+                OpKind::Work {
+                    ticks: self.ms(d.lo),
+                    upto: self.ms(d.hi),
+                    draw: Some(lower_workload::draw(self.cx, d, Spent::Call(service))),
+                }
+            }
             StmtKind::Lock(m) => OpKind::Lock {
                 mutex: self.cx.mutex(m)?,
             },
@@ -245,6 +271,26 @@ impl Builder<'_, '_> {
     }
 
     /// Records a duration; it stays in milliseconds until the tick is known.
+    /// The draw of a delay with a named distribution; `None` for a plain length or range.
+    fn drawn(&mut self, d: &DelayAst, spent: Spent) -> Option<u16> {
+        (d.dist != DistAst::Range).then(|| lower_workload::draw(self.cx, d, spent))
+    }
+
+    /// Pushes a visible op, after the delay its kind's `latency` line prices it at.
+    fn push_visible(&mut self, ops: &mut Vec<Op>, kind: OpKind, span: Span) -> usize {
+        let priced = latency_of(&kind).and_then(|k| lower_workload::latency(self.cx, k));
+        if let (Some(draw), false) = (priced, self.in_atomic) {
+            let (lo, hi) = self.cx.workload.draws[draw as usize].dist.range();
+            let latency = OpKind::Work {
+                ticks: lo,
+                upto: hi,
+                draw: Some(draw),
+            };
+            push(ops, latency, span);
+        }
+        push(ops, kind, span)
+    }
+
     fn ms(&mut self, ms: u64) -> u32 {
         self.cx.durations.push(ms);
         ms as u32
@@ -377,10 +423,15 @@ impl Builder<'_, '_> {
         let handler = self.handlers.pop().map(|h| h.patches).unwrap_or_default();
         let done = push(ops, OpKind::Jump(0), span);
         let h = sql_op(SqlStmt::Rollback, Vec::new(), None);
-        let h = push(ops, h, span);
+        let h = self.push_visible(ops, h, span);
         if let Some(ms) = backoff {
             let ticks = self.ms(ms);
-            push(ops, OpKind::Sleep { ticks, upto: ticks }, span);
+            let sleep = OpKind::Sleep {
+                ticks,
+                upto: ticks,
+                draw: None,
+            };
+            push(ops, sleep, span);
         }
         push(ops, OpKind::Jump(head as u32), span);
         let raise = push(ops, OpKind::Raise { local: error }, span);
@@ -672,7 +723,7 @@ pub fn apply_tick(ops: &mut [Op], tick: u64) {
     let scale = |t: &mut u32| *t = (u64::from(*t) / tick) as u32;
     for op in ops {
         match &mut op.kind {
-            OpKind::Work { ticks, upto } | OpKind::Sleep { ticks, upto } => {
+            OpKind::Work { ticks, upto, .. } | OpKind::Sleep { ticks, upto, .. } => {
                 scale(ticks);
                 scale(upto);
             }

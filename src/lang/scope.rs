@@ -37,6 +37,8 @@ pub struct Cx<'d> {
     pub redis_used: bool,
     /// Every duration written in the file, in milliseconds (for the tick).
     pub durations: Vec<u64>,
+    /// Latencies, draws, arrivals and params, lengths in milliseconds until the tick is known.
+    pub workload: crate::ir::workload::Workload,
     /// A SQL statement was met in a model without a `db` line (reported once).
     pub sql_without_db: bool,
     /// Where each line of the source starts (byte offsets), for [`Cx::line`].
@@ -72,6 +74,7 @@ impl<'d> Cx<'d> {
             redis_declared: false,
             redis_used: false,
             durations: Vec::new(),
+            workload: crate::ir::workload::Workload::default(),
             line_starts: std::iter::once(0)
                 .chain(
                     source

@@ -8,8 +8,8 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 30] = [
-    "if", "else", "repeat", "loop", "break", "return", "work", "sleep", "lock", "unlock", "atomic",
+const STATEMENTS: [&str; 31] = [
+    "if", "else", "repeat", "loop", "break", "return", "work", "sleep", "call", "lock", "unlock", "atomic",
     "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
     "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "WAIT", "watchdog", "region",
 ];
@@ -121,6 +121,7 @@ impl Parser<'_> {
             "retry" => self.retry(),
             "return" => self.return_stmt(),
             "work" | "sleep" => self.delay(lower == "work"),
+            "call" => self.call_stmt(),
             "lock" | "unlock" => self.lock(lower == "lock"),
             "await" => self.await_stmt(),
             "atomic" => self.atomic(),
@@ -276,18 +277,25 @@ impl Parser<'_> {
     /// `work 100ms` / `sleep 2s` / `work 100..300ms` / `sleep 1s..2s`
     fn delay(&mut self, work: bool) -> PResult<StmtKind> {
         self.bump();
-        let (lo, hi) = self.duration_range()?;
+        let delay = self.delay_spec()?;
         Ok(if work {
-            StmtKind::Work(lo, hi)
+            StmtKind::Work(delay)
         } else {
-            StmtKind::Sleep(lo, hi)
+            StmtKind::Sleep(delay)
         })
+    }
+
+    /// `call NAME D`: a call to another service.
+    fn call_stmt(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let name = self.name("the name of the service called, like `payment`")?;
+        Ok(StmtKind::Call(name, self.delay_spec()?))
     }
 
     /// A duration or a range of durations, `100..300ms` or `100ms..300ms`: the shortest and
     /// the longest in milliseconds (equal for a plain duration). Without its own unit, the
     /// lower end takes the upper end's.
-    fn duration_range(&mut self) -> PResult<(u64, u64)> {
+    pub(super) fn duration_range(&mut self) -> PResult<(u64, u64)> {
         let t = self.peek().clone();
         let ranged = matches!(self.peek_at(1).tok, Tok::Punct("."))
             && matches!(self.peek_at(2).tok, Tok::Punct("."));
@@ -316,7 +324,12 @@ impl Parser<'_> {
             // `duration` accepted the upper end, so it has a unit.
             None => 1,
         };
-        let (lo, _) = self.checked_ms(value, factor, t.span)?;
+        // A range may start at nothing: `sleep 0..1s` (full jitter).
+        let (lo, _) = if value == 0 {
+            (0, t.span)
+        } else {
+            self.checked_ms(value, factor, t.span)?
+        };
         if lo > hi {
             let span = Span {
                 start: t.span.start,

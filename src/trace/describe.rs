@@ -65,6 +65,9 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 if *by >= 0 { "+" } else { "-" },
                 ms(m, u64::from(by.unsigned_abs()))
             )),
+            Event::Restarted { pid } => {
+                doing.push(format!("{} starts its next request", m.process_name(*pid)));
+            }
             Event::EndedEarly { pid } => {
                 doing.push(format!("{} finishes early", m.process_name(*pid)));
             }

@@ -151,6 +151,7 @@ pub fn event(m: &Model, e: &Event) -> Option<Json> {
             "kind": "drift", "process": p(pid), "by_ms": i64::from(*by) * m.tick_ms as i64,
         }),
         Event::EndedEarly { pid } => json!({ "kind": "ended_early", "process": p(pid) }),
+        Event::Restarted { pid } => json!({ "kind": "restarted", "process": p(pid) }),
         Event::Finished { outcome } => json!({
             "kind": "finished", "outcome": outcome.as_ref().map(key),
         }),

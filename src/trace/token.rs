@@ -89,6 +89,8 @@ pub fn name(m: &Model, c: Choice, ticks: u64) -> String {
         Choice::Check(pid) => format!("check {}", p(pid)),
         Choice::Timeout(pid) => format!("timeout {}", p(pid)),
         Choice::Tick => format!("tick {}", ms(m, ticks)),
+        Choice::Pass(dt) => format!("pass {}", ms(m, u64::from(dt))),
+        Choice::Restart(pid) => format!("restart {}", p(pid)),
         Choice::Renew(pid) => format!("renew {}", p(pid)),
         Choice::Resume(pid) => format!("resume {}", p(pid)),
         Choice::Finish(pid) => format!("finish {}", p(pid)),
@@ -278,6 +280,21 @@ fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Opti
         "resume" => timer(Choice::Resume),
         "finish" => timer(Choice::Finish),
         "tick" => Ok((Choice::Tick, Some(arg(1)?.to_string()), 2)),
+        "restart" => timer(Choice::Restart),
+        "pass" => {
+            let written = arg(1)?;
+            let ticks = ticks_written(m, written).ok_or_else(|| {
+                (
+                    format!("`pass {written}`: not a time this model can pass"),
+                    Some(format!(
+                        "write a whole number of {} ticks, like `pass {}`",
+                        ms(m, 1),
+                        ms(m, 1)
+                    )),
+                )
+            })?;
+            Ok((Choice::Pass(ticks), Some(written.to_string()), 2))
+        }
         "fault" => {
             let fault = fault_named(m, arg(1)?)?;
             Ok((
@@ -324,7 +341,7 @@ fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Opti
                     hint.map(|h| {
                         format!(
                             "a step is a process name or `tick D`, `check P`, `timeout P`, \
-                             `renew P`, `resume P`, `finish P`, `fault KIND P`, `drift P ahead`, \
+                             `renew P`, `resume P`, `finish P`, `pass D`, `restart P`, `fault KIND P`, `drift P ahead`, \
                              `replicate NODE`, `failover NODE`, `jump SERVER`; {h}"
                         )
                     }),
@@ -333,6 +350,17 @@ fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Opti
             Ok((Choice::Proc(pid), None, 1))
         }
     }
+}
+
+/// `300ms` or `2s` as ticks of the model, if it is a whole number of them.
+fn ticks_written(m: &Model, w: &str) -> Option<u32> {
+    let (num, scale) = match w.strip_suffix("ms") {
+        Some(n) => (n, 1),
+        None => (w.strip_suffix('s')?, 1000),
+    };
+    let ms = num.parse::<u64>().ok()?.checked_mul(scale)?;
+    let tick = m.tick_ms.max(1);
+    (ms % tick == 0).then_some(ms / tick)?.try_into().ok()
 }
 
 fn pid_named(m: &Model, w: &str) -> Option<Pid> {

@@ -203,8 +203,8 @@ fn tick_is_the_gcd_of_all_durations() {
     let m = with("", "work 300ms\nsleep 50ms\nSET k 1 PX 1s", "");
     assert_eq!(m.tick_ms, 50);
     let ops = ops(&m);
-    assert!(matches!(ops[0], OpKind::Work { ticks: 6, upto: 6 }));
-    assert!(matches!(ops[1], OpKind::Sleep { ticks: 1, upto: 1 }));
+    assert!(matches!(ops[0], OpKind::Work { ticks: 6, upto: 6, .. }));
+    assert!(matches!(ops[1], OpKind::Sleep { ticks: 1, upto: 1, .. }));
     assert!(matches!(
         ops[2],
         OpKind::Redis {

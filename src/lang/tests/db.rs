@@ -82,7 +82,7 @@ fn db_line_names_the_flavour_and_level() {
 
 #[test]
 fn the_flavour_can_be_overridden() {
-    let opts = |f| ParseOptions { db: Some(f) };
+    let opts = |f| ParseOptions { db: Some(f), set: Vec::new() };
     let src = source("db postgres\nset lock_timeout = 1s", "work 1ms", "");
     let m = parse_with("t.model", &src, &opts(Flavour::Postgres)).unwrap();
     assert_eq!(db(&m).settings.lock_timeout, Some(1000));
@@ -595,10 +595,10 @@ fn retry_lowers_to_a_loop_with_a_handler() {
         }
     );
     assert_eq!(m.tick_ms, 10);
-    assert_eq!(ops[8], OpKind::Sleep { ticks: 2, upto: 2 });
+    assert_eq!(ops[8], OpKind::Sleep { ticks: 2, upto: 2, draw: None });
     assert_eq!(ops[9], OpKind::Jump(1));
     assert_eq!(ops[10], OpKind::Raise { local: 1 });
-    assert_eq!(ops[11], OpKind::Work { ticks: 1, upto: 1 });
+    assert_eq!(ops[11], OpKind::Work { ticks: 1, upto: 1, draw: None });
     assert_eq!(m.symbol(codes[1]), "40P01");
 }
 
@@ -724,6 +724,7 @@ fn expectations_per_flavour() {
         src,
         &ParseOptions {
             db: Some(Flavour::Mariadb),
+            set: Vec::new(),
         },
     )
     .unwrap();

@@ -109,7 +109,8 @@ fn watchdog_lease_and_its_third_count_toward_the_tick() {
         first[2],
         OpKind::Work {
             ticks: 10,
-            upto: 10
+            upto: 10,
+            ..
         }
     ));
     assert_eq!(first[3], OpKind::WatchdogStop);

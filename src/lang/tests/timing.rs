@@ -9,15 +9,16 @@ fn a_range_lowers_to_both_ends_in_ticks() {
     // 100, 300, 1000, 2000 and 150: the gcd is 50.
     assert_eq!(m.tick_ms, 50);
     let ops = ops(&m);
-    assert_eq!(ops[0], OpKind::Work { ticks: 2, upto: 6 });
+    assert_eq!(ops[0], OpKind::Work { ticks: 2, upto: 6, draw: None });
     assert_eq!(
         ops[1],
         OpKind::Sleep {
             ticks: 20,
-            upto: 40
+            upto: 40,
+            draw: None
         }
     );
-    assert_eq!(ops[2], OpKind::Work { ticks: 3, upto: 3 });
+    assert_eq!(ops[2], OpKind::Work { ticks: 3, upto: 3, draw: None });
 }
 
 #[test]
@@ -25,7 +26,7 @@ fn both_ends_count_toward_the_tick() {
     // Alone, 200ms would make the tick 200ms; the upper end 250ms brings it to 50ms.
     let m = model(&source("", "work 200..250ms", ""));
     assert_eq!(m.tick_ms, 50);
-    assert_eq!(ops(&m)[0], OpKind::Work { ticks: 4, upto: 5 });
+    assert_eq!(ops(&m)[0], OpKind::Work { ticks: 4, upto: 5, draw: None });
     // The lower end counts too.
     let m = model(&source("", "sleep 30ms..1s", ""));
     assert_eq!(m.tick_ms, 10);
@@ -33,7 +34,8 @@ fn both_ends_count_toward_the_tick() {
         ops(&m)[0],
         OpKind::Sleep {
             ticks: 3,
-            upto: 100
+            upto: 100,
+            draw: None
         }
     );
 }
@@ -43,15 +45,15 @@ fn units_mix_and_the_lower_end_borrows_the_upper_ones() {
     let m = model(&source("", "work 1..2s\nsleep 500ms..1s", ""));
     assert_eq!(m.tick_ms, 500);
     let ops = ops(&m);
-    assert_eq!(ops[0], OpKind::Work { ticks: 2, upto: 4 });
-    assert_eq!(ops[1], OpKind::Sleep { ticks: 1, upto: 2 });
+    assert_eq!(ops[0], OpKind::Work { ticks: 2, upto: 4, draw: None });
+    assert_eq!(ops[1], OpKind::Sleep { ticks: 1, upto: 2, draw: None });
 }
 
 #[test]
 fn an_empty_range_is_a_fixed_duration() {
     let m = model(&source("", "work 100..100ms", ""));
     assert_eq!(m.tick_ms, 100);
-    assert_eq!(ops(&m)[0], OpKind::Work { ticks: 1, upto: 1 });
+    assert_eq!(ops(&m)[0], OpKind::Work { ticks: 1, upto: 1, draw: None });
 }
 
 #[test]
@@ -73,7 +75,9 @@ fn range_ends_need_units_and_a_positive_length() {
         got,
         vec!["duration without a unit / write `300ms` or `300s`"]
     );
-    let got = errors(&source("", "work 0..300ms", ""));
+    // A range may start at 0 (full jitter), but not end there.
+    assert!(model(&source("", "sleep 0..300ms", "")).tick_ms == 300);
+    let got = errors(&source("", "work 0..0ms", ""));
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("duration out of range"), "{got:?}");
     let got = errors(&source("", "work 1min..2s", ""));

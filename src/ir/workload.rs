@@ -1,0 +1,145 @@
+//! What a model says about cost and load: how long operations take, how clients arrive, the
+//! parameters a run may change. `check` reads only the ranges (every length is explored);
+//! `simulate` draws from the distributions.
+
+use super::Sym;
+
+/// The workload half of a model. Empty for a model that declares none of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Workload {
+    /// Distributions that delay ops refer to (`OpKind::Work::draw`); index = draw id.
+    pub draws: Vec<Draw>,
+    /// `latency KIND D` lines, in declaration order, as draw ids.
+    pub latency: Vec<(Latency, u16)>,
+    /// How each process group is run (index = group).
+    pub arrivals: Vec<Arrival>,
+    /// `param NAME = V`, with the value in force (after `--set`), as written (`10`, `50ms`).
+    pub params: Vec<(String, String)>,
+}
+
+/// A distribution of a delay, in ticks, and what the delay is spent on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draw {
+    pub dist: Dist,
+    pub spent: Spent,
+}
+
+/// What a delay is, for the simulator's figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spent {
+    /// `work D`: computation.
+    Work,
+    /// `sleep D`: waiting on purpose (backoff).
+    Sleep,
+    /// The server's time for one operation of this kind (`latency KIND D`).
+    Latency(Latency),
+    /// `call NAME D`: a call to another service.
+    Call(Sym),
+    /// An open group's wait for its next arrival.
+    Arrival,
+}
+
+/// The kinds of operation a `latency` line may price.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Latency {
+    /// Every SQL statement but COMMIT and ROLLBACK.
+    Sql,
+    /// COMMIT and ROLLBACK.
+    Commit,
+    /// Every Redis command or script.
+    Redis,
+    /// `lock` and `unlock` of an in-process mutex.
+    Lock,
+}
+
+impl Latency {
+    pub const ALL: [Latency; 4] = [
+        Latency::Sql,
+        Latency::Commit,
+        Latency::Redis,
+        Latency::Lock,
+    ];
+
+    /// The word the `latency` line uses.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Latency::Sql => "sql",
+            Latency::Commit => "commit",
+            Latency::Redis => "redis",
+            Latency::Lock => "lock",
+        }
+    }
+}
+
+/// A distribution of durations in ticks. `check` explores its [`Dist::range`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    Fixed(u32),
+    /// Every length from `lo` to `hi`, equally likely.
+    Uniform { lo: u32, hi: u32 },
+    /// Exponential with this mean, cut at `max` (a draw above it is `max`).
+    Exponential { mean: f64, max: u32 },
+    /// Log-normal with this median and 99th percentile, cut at `max`.
+    LogNormal { median: f64, p99: f64, max: u32 },
+}
+
+impl Dist {
+    /// The shortest and the longest length a draw can have.
+    #[must_use]
+    pub fn range(self) -> (u32, u32) {
+        match self {
+            Dist::Fixed(t) => (t, t),
+            Dist::Uniform { lo, hi } => (lo, hi),
+            Dist::Exponential { max, .. } | Dist::LogNormal { max, .. } => (0, max),
+        }
+    }
+}
+
+/// How a group's processes run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    /// Each process runs its body once, from the start (the checker's way).
+    Once,
+    /// `loop think D`: a closed-loop client; after each run of its body it thinks for draw
+    /// `think`, then runs it again. `check` runs the body once.
+    Closed { think: u16 },
+    /// `arrive poisson R/s` or `arrive every D`: an open stream of requests, served by the
+    /// group's processes in turn; `gap` draws the time between two arrivals. `check` starts
+    /// each process once, at any moment.
+    Open { gap: u16 },
+}
+
+/// The kind of cost a visible op pays, if a `latency` line may price it.
+#[must_use]
+pub fn latency_of(op: &super::OpKind) -> Option<Latency> {
+    use super::{OpKind, SqlStmt};
+    Some(match op {
+        OpKind::Sql {
+            stmt: SqlStmt::Commit | SqlStmt::Rollback,
+            ..
+        } => Latency::Commit,
+        OpKind::Sql {
+            stmt: SqlStmt::Begin { .. },
+            ..
+        } => return None,
+        OpKind::Sql { .. } => Latency::Sql,
+        OpKind::Redis { .. } | OpKind::AwaitRedis { .. } | OpKind::Atomic { .. } => Latency::Redis,
+        OpKind::Lock { .. } | OpKind::Unlock { .. } => Latency::Lock,
+        _ => return None,
+    })
+}
+
+impl Workload {
+    /// Whether the model declares anything of a workload (then its tick is at most 1 ms).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.draws.is_empty() && self.arrivals.iter().all(|a| *a == Arrival::Once)
+    }
+
+    /// How group `g` runs.
+    #[must_use]
+    pub fn arrival(&self, g: usize) -> Arrival {
+        self.arrivals.get(g).copied().unwrap_or(Arrival::Once)
+    }
+}

@@ -36,10 +36,12 @@ macro_rules! internal {
     };
 }
 
-internal!(exec, explore, ir, lang, trace, world);
+internal!(exec, explore, ir, lang, sim, trace, world);
 
 pub mod json;
 mod limits;
+mod simulation;
+mod simulation_text;
 mod verdict;
 mod warnings;
 
@@ -48,6 +50,7 @@ pub use explore::{Bound, Failure, Options, Outcome, Progress, Stats, StepMemo};
 pub use ir::value::{Pid, Sym};
 pub use ir::Flavour;
 pub use lang::{Diagnostic, Diagnostics, ParseOptions};
+pub use simulation::{Figures, SimulateOptions, Simulation, SIMULATION_JSON_VERSION};
 pub use trace::token::TokenError;
 pub use trace::Trace;
 pub use verdict::Verdict;
@@ -102,6 +105,14 @@ impl Model {
     /// # Errors
     /// [`Error::Io`] when the file cannot be read, [`Error::Invalid`] when it has mistakes.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::from_file_with(path, &ParseOptions::default())
+    }
+
+    /// [`Model::from_file`] with options: another flavour, `param` values (`--set`).
+    ///
+    /// # Errors
+    /// As [`Model::from_file`].
+    pub fn from_file_with(path: impl AsRef<Path>, opts: &ParseOptions) -> Result<Self, Error> {
         let path = path.as_ref();
         let shown = path.display().to_string();
         let io = |source| Error::Io {
@@ -128,7 +139,7 @@ impl Model {
             return Err(io(e));
         }
         match String::from_utf8(bytes) {
-            Ok(text) => Self::parse(&shown, &text),
+            Ok(text) => Self::parse_with(&shown, &text, opts),
             Err(e) => Err(Error::Invalid(lang::not_utf8(
                 &shown,
                 e.as_bytes(),
@@ -172,6 +183,30 @@ impl Model {
         }
     }
 
+    /// The model priced by a cost file's `latency` (and `param`) lines, as if they ended the
+    /// file (`simulate --cost`, `check --cost`).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read; [`Error::Invalid`] when it holds more than
+    /// costs or has mistakes, or when it prices a kind the model already prices.
+    pub fn with_costs(&self, path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        lang::check_costs(&shown, &text).map_err(Error::Invalid)?;
+        let source = format!("{}\n{}\n", self.ir.source.trim_end(), text.trim_end());
+        let opts = ParseOptions {
+            db: self.flavour(),
+            set: self.settings(),
+        };
+        let mut m = Self::parse_with(&self.ir.origin, &source, &opts)?;
+        Arc::make_mut(&mut m.ir).costs = Some(shown);
+        Ok(m)
+    }
+
     /// The same model against another database flavour (`--db`), with the expectation the
     /// file states for that flavour.
     ///
@@ -179,8 +214,18 @@ impl Model {
     /// [`Error::Invalid`] when the model uses what the flavour does not have (e.g. `FOR NO KEY
     /// UPDATE` on MySQL).
     pub fn with_flavour(&self, flavour: Flavour) -> Result<Self, Error> {
-        let opts = ParseOptions { db: Some(flavour) };
-        Self::parse_with(&self.ir.origin, &self.ir.source, &opts)
+        let opts = ParseOptions {
+            db: Some(flavour),
+            set: self.settings(),
+        };
+        let mut m = Self::parse_with(&self.ir.origin, &self.ir.source, &opts)?;
+        Arc::make_mut(&mut m.ir).costs.clone_from(&self.ir.costs);
+        Ok(m)
+    }
+
+    /// The `param` values in force, as `--set` would give them (so a re-read keeps them).
+    fn settings(&self) -> Vec<(String, String)> {
+        self.ir.workload.params.clone()
     }
 
     /// The model once per flavour it states expectations for (`expect postgres, mysql: …`),

@@ -1,6 +1,8 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
 mod memory;
+mod plot;
+mod simulate_cmd;
 mod units;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -16,7 +18,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Writes to stdout; a closed pipe (`interlock list | head`) ends the program quietly instead
 /// of panicking.
-fn write_out(text: &str) {
+pub(crate) fn write_out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     if stdout
         .write_all(text.as_bytes())
@@ -46,6 +48,13 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit codes of `simulate`.
+const SIM_EXIT_CODES: &str = "Exit codes:
+  0  no run broke a property the model expects to hold
+  1  a run broke one (its trace is printed; `check --path` replays it)
+  2  bad input or usage
+  3  the time limit ended the simulation before every run was done";
 
 /// The exit codes, as `--help` prints them (docs/tutorial.md says the same).
 const EXIT_CODES: &str =
@@ -87,6 +96,13 @@ enum Command {
         /// Run against this database flavour instead of the ones the file names.
         #[arg(long, value_enum)]
         db: Option<Db>,
+        /// Price the models' operations with this cost file's `latency` lines (as `simulate
+        /// --cost` does), so that a simulation's counterexample replays.
+        #[arg(long, value_name = "FILE")]
+        cost: Option<PathBuf>,
+        /// Give a `param` of the models this value (repeatable): `--set clients=4`.
+        #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
+        set: Vec<(String, String)>,
         #[command(flatten)]
         search: SearchArgs,
     },
@@ -99,6 +115,51 @@ enum Command {
         repeat: usize,
         #[command(flatten)]
         search: SearchArgs,
+    },
+    /// Simulate model files under their workload (latencies, arrivals, think times) and
+    /// measure what each strategy costs: throughput, retries, lock waits, latency.
+    #[command(after_help = SIM_EXIT_CODES)]
+    Simulate {
+        /// Model files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The seed every run's random source comes from (with the run's number).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Independent runs per model.
+        #[arg(long, default_value_t = 10)]
+        runs: u64,
+        /// Model time during which requests start, per run (`500ms`, `10s`, `2m`); the run
+        /// then lets the requests in flight end.
+        #[arg(long, default_value = "10s", value_parser = simulate_cmd::model_time)]
+        duration: u64,
+        /// Give a `param` of the model this value (repeatable): `--set hot_rows=100`.
+        #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
+        set: Vec<(String, String)>,
+        /// Run once for each value of a `param`: `--sweep clients=10,50,100`.
+        #[arg(long, value_name = "NAME=V1,V2,…", value_parser = simulate_cmd::sweep)]
+        sweep: Option<(String, Vec<String>)>,
+        /// Price the operations with this cost file's `latency` lines (every strategy
+        /// measured with the same costs): `--cost models/choice/shared.cost`.
+        #[arg(long, value_name = "FILE")]
+        cost: Option<PathBuf>,
+        /// Draw a sweep's throughput, retries and p99 latency to this SVG file.
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = simulate_cmd::SimFormat::Text)]
+        format: simulate_cmd::SimFormat,
+        /// Run against this database flavour instead of the file's.
+        #[arg(long, value_enum)]
+        db: Option<Db>,
+        /// Threads the runs are spread over; default: every core. Output does not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// At most this many steps a run.
+        #[arg(long, default_value_t = 50_000_000)]
+        max_events: u64,
+        /// Stop after this long (`90s`, `10m`); the runs done are reported, exit code 3.
+        #[arg(long, value_name = "DURATION", value_parser = units::seconds)]
+        time_limit: Option<u64>,
     },
     /// List models: file, expectation and title.
     List {
@@ -249,10 +310,17 @@ fn main() -> ExitCode {
             max_states,
             max_depth,
             db,
+            cost,
+            set,
             search,
         } => {
+            let db = Loading {
+                db: db.map(Db::flavour),
+                cost,
+                set,
+            };
             if let Some(token) = path {
-                return replay(&paths, db.map(Db::flavour), &token);
+                return replay(&paths, &db, &token);
             }
             if search.threads == Some(0) {
                 eprintln!(
@@ -271,9 +339,56 @@ fn main() -> ExitCode {
                 coverage,
                 default_memory: search.max_memory.is_none() && opts.max_memory.is_some(),
             };
-            check(&paths, &show, opts, db.map(Db::flavour), &watch)
+            check(&paths, &show, opts, &db, &watch)
         }
         Command::List { paths } => list(&paths),
+        Command::Simulate {
+            paths,
+            seed,
+            runs,
+            duration,
+            set,
+            sweep,
+            cost,
+            plot,
+            format,
+            db,
+            threads,
+            max_events,
+            time_limit,
+        } => {
+            if threads == Some(0) || runs == 0 {
+                eprintln!("error: --threads and --runs must be at least 1");
+                return ExitCode::from(2);
+            }
+            let files = match model_files(&paths) {
+                Ok(f) => f,
+                Err((_, e)) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let threads = threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            let args = simulate_cmd::Args {
+                opts: interlock::SimulateOptions {
+                    seed,
+                    runs,
+                    duration_ms: duration,
+                    max_events,
+                    threads,
+                    time_limit,
+                },
+                set,
+                sweep,
+                db: db.map(Db::flavour),
+                cost,
+                format,
+                plot,
+            };
+            simulate_cmd::run(&args, &files)
+        }
         Command::Bench {
             paths,
             repeat,
@@ -359,13 +474,7 @@ struct Show {
     default_memory: bool,
 }
 
-fn check(
-    paths: &[PathBuf],
-    show: &Show,
-    opts: Options,
-    db: Option<Flavour>,
-    watch: &Watch,
-) -> ExitCode {
+fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Watch) -> ExitCode {
     let (format, quiet) = (show.format, show.quiet);
     // A path that names nothing is a row of its own: the other models still run.
     let mut rows: Vec<(String, Result<Verdict, Error>)> = Vec::new();
@@ -402,7 +511,7 @@ fn check(
             Ok(models) => {
                 let several = models.len() > 1;
                 for m in models {
-                    let label = match (several || db.is_some(), m.flavour()) {
+                    let label = match (several || db.db.is_some(), m.flavour()) {
                         (true, Some(fl)) => format!("{shown} [{}]", fl.name()),
                         _ => shown.clone(),
                     };
@@ -447,7 +556,7 @@ fn check(
 }
 
 /// `check FILE --path TOKEN`: the trace of that path, and what its end state breaks.
-fn replay(paths: &[PathBuf], db: Option<Flavour>, token: &str) -> ExitCode {
+fn replay(paths: &[PathBuf], db: &Loading, token: &str) -> ExitCode {
     let files = match model_files(paths) {
         Ok(f) if f.len() == 1 => f,
         Ok(f) => {
@@ -523,9 +632,23 @@ fn stopped_for_memory(v: &Verdict) -> bool {
 }
 
 /// The model in a file, once per flavour it states expectations for, or against `db` only.
-fn load(path: &Path, db: Option<Flavour>) -> Result<Vec<Model>, Error> {
-    let m = Model::from_file(path)?;
-    match db {
+/// How `check` reads its models: `--db`, `--cost`.
+struct Loading {
+    db: Option<Flavour>,
+    cost: Option<PathBuf>,
+    set: Vec<(String, String)>,
+}
+
+fn load(path: &Path, how: &Loading) -> Result<Vec<Model>, Error> {
+    let opts = interlock::ParseOptions {
+        db: None,
+        set: how.set.clone(),
+    };
+    let mut m = Model::from_file_with(path, &opts)?;
+    if let Some(cost) = &how.cost {
+        m = m.with_costs(cost)?;
+    }
+    match how.db {
         Some(f) => Ok(vec![m.with_flavour(f)?]),
         None => m.variants(),
     }

@@ -261,7 +261,12 @@ fn headline(head: &str, counts: &str) -> String {
 /// wrapped inside the quotes (a shell keeps them, and the token reads them as spaces). A long
 /// file name puts `--path` (and if need be the file itself) on a line of its own, after a `\`.
 pub fn replay_line(m: &Model, t: &Trace) -> String {
-    let file = shell_word(&m.origin);
+    replay_line_with(m, t, "")
+}
+
+/// [`replay_line`] with options after the file (`--db mysql --set clients=3`).
+pub fn replay_line_with(m: &Model, t: &Trace, options: &str) -> String {
+    let file = format!("{}{options}", shell_word(&m.origin));
     // Steps are kept whole (`tick 200ms` on one line); the quotes hug the first and last.
     let mut units = trace::token::steps(m, t);
     if units.is_empty() {

@@ -132,7 +132,10 @@ fn the_same_file_runs_against_every_flavour() {
     );
     // `set lock_timeout` is PostgreSQL's: the InnoDB flavours refuse it, and only it.
     for flavour in [Flavour::Mysql, Flavour::Mariadb] {
-        let opts = ParseOptions { db: Some(flavour) };
+        let opts = ParseOptions {
+            db: Some(flavour),
+            set: Vec::new(),
+        };
         let d = parse_with("retry.model", RETRY, &opts).unwrap_err();
         assert_eq!(d.items.len(), 1, "{d}");
         assert!(d.items[0].message.contains("lock_timeout"), "{d}");

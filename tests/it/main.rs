@@ -12,5 +12,6 @@ mod lang;
 mod models;
 mod reductions;
 mod regressions;
+mod simulate;
 mod symmetry;
 mod world;

@@ -1,0 +1,413 @@
+//! One simulated run: a discrete-event loop over the checker's own transitions.
+//!
+//! Every step is `exec::apply` of a [`Choice`] the search also knows (or `Pass`/`Restart`,
+//! which only a simulation takes): what is due now runs first, one at a time in an order the
+//! seed draws; when nothing is due, time passes to the next deadline of the state or the next
+//! end of a drawn delay, whichever comes first. The path taken is kept, so a violation is a
+//! counterexample `check --path` replays.
+
+use super::observer::{Rounds, Watch};
+use super::program::Plan;
+use super::sample::Sampler;
+use super::tally::Tally;
+use crate::exec::{self, env, step, Choice};
+use crate::explore::{self, Failure, Stop};
+use crate::ir::value::Pid;
+use crate::ir::workload::{Arrival, Dist, Spent};
+use crate::ir::{Model, OpKind};
+use crate::world::process::{Status, Wait};
+use crate::world::State;
+
+/// How long a run lasts and what it may spend.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    /// No request starts after this many ticks; the run then lets those in flight end.
+    pub horizon: u64,
+    /// A run that is still busy this long after the horizon is cut off.
+    pub drain: u64,
+    /// At most this many steps in a run.
+    pub max_events: u64,
+}
+
+/// What a run ended with.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub tally: Tally,
+    /// The property it broke, with the path to the state that breaks it.
+    pub violation: Option<(Failure, Vec<Choice>)>,
+    /// Requests still in flight when it was cut off.
+    pub unfinished: u64,
+}
+
+/// A process's bookkeeping outside the state.
+#[derive(Clone, Debug, Default)]
+struct Client {
+    /// When its current request arrived (or started); `None` between requests.
+    started: Option<u64>,
+    /// When its drawn delay ends, if before the longest length.
+    finish_at: Option<u64>,
+    /// When it starts its next request (after thinking, or at once for an open group).
+    restart_at: Option<u64>,
+    /// Since when it waits for a lock.
+    waiting_since: Option<u64>,
+    /// `repeat`/`retry` rounds of the current request.
+    rounds: Rounds,
+}
+
+struct Sim<'m> {
+    m: &'m Model,
+    plan: &'m Plan,
+    s: State,
+    now: u64,
+    rng: Sampler,
+    clients: Vec<Client>,
+    /// Per group: when its next request arrives (open groups).
+    arrivals: Vec<u64>,
+    tally: Tally,
+    path: Vec<Choice>,
+    /// Keep the path (until the first violation).
+    keep_path: bool,
+    bounds: Bounds,
+    failures: Vec<Failure>,
+}
+
+/// Runs the model once from its initial state with the random source `rng`;
+/// `None` when `stop` was raised before it ended.
+#[must_use]
+pub fn run(m: &Model, plan: &Plan, rng: Sampler, bounds: Bounds, stop: &Stop) -> Option<RunResult> {
+    let clients = m
+        .processes
+        .iter()
+        .map(|p| Client {
+            // An open group's process has no request until its first arrival.
+            started: (!matches!(m.workload.arrival(p.group), Arrival::Open { .. })).then_some(0),
+            rounds: Rounds {
+                retries: 0,
+                entered: vec![false; m.groups[p.group].program.locals.len()],
+            },
+            ..Client::default()
+        })
+        .collect();
+    let mut sim = Sim {
+        m,
+        plan,
+        s: State::initial(m),
+        now: 0,
+        rng,
+        clients,
+        arrivals: vec![0; m.groups.len()],
+        tally: Tally::new(m.groups.len(), m.mutexes.len()),
+        path: Vec::new(),
+        keep_path: true,
+        bounds,
+        failures: Vec::new(),
+    };
+    for g in 0..m.groups.len() {
+        if let Arrival::Open { gap } = m.workload.arrival(g) {
+            sim.arrivals[g] = u64::from(sim.draw_id(gap));
+        }
+    }
+    let violation = sim.go(stop)?;
+    let unfinished = sim.clients.iter().filter(|c| c.started.is_some()).count() as u64;
+    sim.tally.time = sim.now;
+    sim.tally.runs = 1;
+    Some(RunResult {
+        tally: sim.tally,
+        violation,
+        unfinished,
+    })
+}
+
+impl Sim<'_> {
+    /// The event loop; returns the first violation, or `None` when stopped from outside.
+    /// A run goes on after a violation (its figures are still measured), without checking
+    /// the properties again or keeping its path.
+    #[allow(clippy::option_option)]
+    fn go(&mut self, stop: &Stop) -> Option<Option<(Failure, Vec<Choice>)>> {
+        let mut due = Vec::new();
+        let mut found = self.broken().map(|f| (f, Vec::new()));
+        while self.tally.events < self.bounds.max_events {
+            if self.tally.events % 4096 == 0 && stop.raised().is_some() {
+                return None;
+            }
+            self.due(&mut due);
+            if self.take_one(&mut due).is_some() {
+                if found.is_none() {
+                    if let Some(f) = self.broken() {
+                        found = Some((f, std::mem::take(&mut self.path)));
+                        self.keep_path = false;
+                    }
+                }
+                continue;
+            }
+            if self.over() || !self.advance() {
+                break;
+            }
+        }
+        if found.is_none() && self.deadlocked() {
+            found = Some((Failure::Deadlock, std::mem::take(&mut self.path)));
+        }
+        Some(found)
+    }
+
+    /// No process can step, no time can pass, and some process has not finished.
+    fn deadlocked(&self) -> bool {
+        let mut succ = Vec::new();
+        self.tally.events < self.bounds.max_events
+            && !self.s.is_final()
+            && self.now < self.bounds.horizon + self.bounds.drain
+            && exec::successors(self.m, &self.s, &mut succ) == 0
+            && self.clients.iter().all(|c| c.restart_at.is_none())
+    }
+
+    /// The first property the current state breaks, by the checker's order.
+    fn broken(&mut self) -> Option<Failure> {
+        explore::check(self.m, &self.s, &mut self.failures);
+        self.failures
+            .iter()
+            .map(|&f| explore::rank(self.m, f))
+            .min()
+            .map(|r| r.1)
+    }
+
+    /// The run is over: past the horizon with nothing in flight, or past the drain.
+    fn over(&self) -> bool {
+        let idle = self.clients.iter().all(|c| c.started.is_none());
+        self.now >= self.bounds.horizon && idle
+            || self.now >= self.bounds.horizon + self.bounds.drain
+    }
+
+    /// Every transition due now, in a fixed order.
+    fn due(&self, out: &mut Vec<Choice>) {
+        out.clear();
+        let (m, s) = (self.m, &self.s);
+        for (i, p) in s.procs.iter().enumerate() {
+            let pid = Pid(i as u16);
+            if step::enabled(m, s, pid) {
+                out.push(Choice::Proc(pid));
+            }
+            if p.check_in == Some(0) {
+                out.push(Choice::Check(pid));
+            }
+            if p.timeout_in == Some(0) {
+                out.push(Choice::Timeout(pid));
+            }
+            if p.watchdog.is_some_and(|w| w.next_in == 0) {
+                out.push(Choice::Renew(pid));
+            }
+            let c = &self.clients[i];
+            if c.finish_at == Some(self.now) {
+                out.push(Choice::Finish(pid));
+            }
+            if c.restart_at.is_some_and(|t| t <= self.now) {
+                out.push(Choice::Restart(pid));
+            }
+        }
+        if self.plan.replicas {
+            out.extend((0..s.redis.len()).map(|n| Choice::Replicate(n as u16)));
+        }
+    }
+
+    /// Takes one of the due transitions, drawn by the seed; `None` when none is enabled.
+    fn take_one(&mut self, due: &mut Vec<Choice>) -> Option<Choice> {
+        while !due.is_empty() {
+            let c = due.swap_remove(self.rng.pick(due.len()));
+            if self.take(c) {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Applies `c` and books what it did; false when it is not enabled.
+    fn take(&mut self, c: Choice) -> bool {
+        let actor = match c {
+            Choice::Proc(p) | Choice::Check(p) | Choice::Timeout(p) | Choice::Renew(p) => Some(p),
+            _ => None,
+        };
+        let (next, watch) = {
+            let group = actor.map(|p| self.m.processes[p.index()].group);
+            let rounds = actor.map(|p| self.plan.rounds(self.m, p));
+            let mut watch = Watch::new(group, rounds);
+            (exec::apply(self.m, &self.s, c, &mut watch), watch)
+        };
+        let Some(next) = next else {
+            return false;
+        };
+        let was = actor.map(|p| self.s.procs[p.index()].status);
+        self.s = next;
+        if self.keep_path {
+            self.path.push(c);
+        }
+        self.tally.events += 1;
+        let rounds = actor.map(|p| &mut self.clients[p.index()].rounds);
+        watch.book(self.m, &mut self.tally, rounds);
+        match c {
+            Choice::Proc(p) => self.after_step(p, was),
+            Choice::Finish(p) => self.clients[p.index()].finish_at = None,
+            Choice::Restart(p) => self.restarted(p),
+            _ => {}
+        }
+        true
+    }
+
+    /// Books what a process's step started or ended: a wait, a delay, its request.
+    fn after_step(&mut self, p: Pid, was: Option<Status>) {
+        let i = p.index();
+        let now = self.now;
+        let group = self.m.processes[i].group;
+        if matches!(was, Some(Status::Waiting(w)) if is_lock(w)) {
+            if let Some(since) = self.clients[i].waiting_since.take() {
+                self.tally.groups[group].wait_time.push((now - since) as u32);
+            }
+        }
+        match self.s.procs[i].status {
+            Status::Waiting(w) if is_lock(w) => self.clients[i].waiting_since = Some(now),
+            Status::Busy(_) => self.delay_started(p),
+            Status::Done(_) | Status::Errored(_) => self.ended(p),
+            _ => {}
+        }
+    }
+
+    /// Draws the length of the delay `p` just started, or its arrival if it waits for one.
+    fn delay_started(&mut self, p: Pid) {
+        let i = p.index();
+        let pc = self.s.procs[i].pc.saturating_sub(1) as usize;
+        let op = &self.m.program(p).ops[pc].kind;
+        let (OpKind::Work { ticks, upto, draw } | OpKind::Sleep { ticks, upto, draw }) = *op
+        else {
+            return;
+        };
+        if upto <= ticks {
+            return;
+        }
+        let spent = draw.map(|d| self.m.workload.draws[d as usize].spent);
+        let len = if spent == Some(Spent::Arrival) {
+            let g = self.m.processes[i].group;
+            if self.now >= self.bounds.horizon {
+                return; // no more arrivals: it stays idle
+            }
+            let at = self.arrivals[g].max(self.now);
+            let gap = draw.map_or(0, |d| self.draw_id(d));
+            self.clients[i].started = Some(self.arrivals[g]);
+            self.arrivals[g] += u64::from(gap);
+            (at - self.now) as u32
+        } else {
+            match draw {
+                Some(d) => self.draw_id(d),
+                None => self.rng.draw(Dist::Uniform {
+                    lo: ticks,
+                    hi: upto,
+                }),
+            }
+        };
+        if len < upto {
+            self.clients[i].finish_at = Some(self.now + u64::from(len.max(ticks)));
+        }
+    }
+
+    /// Books a request that ended and schedules the next one of a repeating group.
+    fn ended(&mut self, p: Pid) {
+        let i = p.index();
+        let group = self.m.processes[i].group;
+        let c = &mut self.clients[i];
+        let started = c.started.take().unwrap_or(0);
+        let retries = std::mem::take(&mut c.rounds.retries);
+        let t = &mut self.tally.groups[group];
+        t.latency.push((self.now - started) as u32);
+        t.retries.push(retries);
+        let key = match self.s.procs[i].status {
+            Status::Done(o) => {
+                let label = o.map_or("done", |o| self.m.symbol(o)).to_string();
+                *t.outcomes.entry(label).or_default() += 1;
+                return self.schedule(p);
+            }
+            Status::Errored(code) => self.m.symbol(code).to_string(),
+            _ => return,
+        };
+        *t.failed.entry(key).or_default() += 1;
+        self.schedule(p);
+    }
+
+    fn schedule(&mut self, p: Pid) {
+        let group = self.m.processes[p.index()].group;
+        let at = match self.m.workload.arrival(group) {
+            Arrival::Once => return,
+            Arrival::Closed { think } => self.now + u64::from(self.draw_id(think)),
+            Arrival::Open { .. } => self.now,
+        };
+        if at < self.bounds.horizon {
+            self.clients[p.index()].restart_at = Some(at);
+        }
+    }
+
+    fn restarted(&mut self, p: Pid) {
+        let group = self.m.processes[p.index()].group;
+        let c = &mut self.clients[p.index()];
+        c.restart_at = None;
+        if !matches!(self.m.workload.arrival(group), Arrival::Open { .. }) {
+            c.started = Some(self.now);
+        }
+    }
+
+    fn draw_id(&mut self, d: u16) -> u32 {
+        self.rng.draw(self.m.workload.draws[d as usize].dist)
+    }
+
+    /// Lets time pass to the next deadline or drawn end; false when nothing is ahead.
+    fn advance(&mut self) -> bool {
+        let state = env::next_deadline(&self.s).map(u64::from);
+        let drawn = self
+            .clients
+            .iter()
+            .flat_map(|c| [c.finish_at, c.restart_at])
+            .flatten()
+            .map(|t| t.saturating_sub(self.now))
+            .min();
+        let cut = (self.bounds.horizon + self.bounds.drain).saturating_sub(self.now);
+        let dt = match (state, drawn) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => match a.or(b) {
+                Some(t) => t,
+                None => return false,
+            },
+        };
+        if dt == 0 {
+            return false; // something is due that cannot happen: the run is stuck
+        }
+        let dt = dt.min(cut.max(1));
+        let c = if Some(dt) == state {
+            Choice::Tick
+        } else {
+            Choice::Pass(dt as u32)
+        };
+        let taken = self.take(c);
+        if taken {
+            self.book_time(dt);
+            self.now += dt;
+        }
+        taken
+    }
+
+    /// Books `dt` ticks of the present: requests in flight, mutexes held.
+    fn book_time(&mut self, dt: u64) {
+        let now = self.now;
+        let in_flight = self
+            .clients
+            .iter()
+            .filter(|c| c.started.is_some_and(|t| t <= now))
+            .count() as u128;
+        self.tally.in_flight_area += in_flight * u128::from(dt);
+        let per = self.m.mutexes.len().max(1);
+        for (k, l) in self.s.mutexes.iter().enumerate() {
+            if l.holder.is_some() {
+                self.tally.mutex_held[k % per] += dt;
+            }
+        }
+    }
+}
+
+/// A wait for a lock (row, gap or mutex), as opposed to a wait for replicas or a key.
+fn is_lock(w: Wait) -> bool {
+    matches!(w, Wait::Row { .. } | Wait::Gap { .. } | Wait::Mutex(_))
+}

@@ -124,6 +124,10 @@ fn cycle_edges(m: &Model, st: &State, cycle: &[Pid]) -> Vec<waits::Edge> {
 /// The processes on a wait-for cycle through `pid`, if there is one.
 #[must_use]
 pub fn cycle_through(m: &Model, st: &State, pid: Pid) -> Option<Vec<Pid>> {
+    // Nothing waits for `pid`: no cycle passes through it (the common case, checked cheaply).
+    if !waits::awaited(m, st, pid) {
+        return None;
+    }
     let edges = waits::edges(m, st);
     // Out-edges per waiter, in the edges' order: the search visits them as a scan of the
     // list would, so the cycle found (and the victim it implies) does not depend on this

@@ -103,3 +103,78 @@ pub fn cycle(m: &Model, s: &State) -> Option<Vec<Edge>> {
     }
     Some(out)
 }
+
+/// Whether some wait edge of [`edges`] ends at `pid`: a process waits for what `pid` holds,
+/// or (InnoDB) for `pid`'s request queued ahead of its own. A cycle through `pid` needs one,
+/// so a search for one can stop here when there is none; this test looks at each waiter once
+/// and at each row's queue once, where [`edges`] lists every waiter ahead of every waiter.
+#[must_use]
+pub fn awaited(m: &Model, s: &State, pid: Pid) -> bool {
+    let flavour = m.db.as_ref().map_or(Flavour::Postgres, |d| d.flavour);
+    // Per row: the mode `pid` is queued with there, and which processes are queued ahead
+    // of it (a waiter not among them, queued behind or not queued, has `pid` ahead).
+    let mut queues: Vec<((u16, Value), Option<Place>)> = Vec::new();
+    for (i, p) in s.procs.iter().enumerate() {
+        let Status::Waiting(wait) = p.status else {
+            continue;
+        };
+        let waiter = Pid(i as u16);
+        if waiter == pid {
+            continue;
+        }
+        let hit = match wait {
+            Wait::Mutex(l) => s.mutexes[l as usize].holder == Some(pid),
+            Wait::Row { table, key, mode } => s.db.find(table, key).is_ok_and(|r| {
+                let row = s.db.row(table, r);
+                let held = row
+                    .locks
+                    .held
+                    .iter()
+                    .any(|&(h, hm)| h == pid && conflicts(flavour, hm, mode));
+                let mut queued = || {
+                    let at = match queues.iter().position(|(k, _)| *k == (table, key)) {
+                        Some(at) => at,
+                        None => {
+                            queues.push(((table, key), ahead_of(&row.locks.queue, pid, s)));
+                            queues.len() - 1
+                        }
+                    };
+                    queues[at].1.as_ref().is_some_and(|(pm, before)| {
+                        !before[waiter.index()] && conflicts(flavour, *pm, mode)
+                    })
+                };
+                held || (flavour.innodb()
+                    && row.held_by(waiter).is_none_or(|h| h > mode)
+                    && queued())
+            }),
+            Wait::Gap { table, key } => {
+                let row = p.candidates.as_deref().unwrap_or(&[]);
+                !row.is_empty()
+                    && s.db
+                        .gaps
+                        .iter()
+                        .any(|g| g.table == table && g.owner == pid && g.range.covers(key, row))
+            }
+            Wait::Await { .. } => await_owner(m, s, waiter) == Some(pid),
+            Wait::Replicas { .. } => false,
+        };
+        if hit {
+            return true;
+        }
+    }
+    false
+}
+
+/// A process's place in a row's queue: the mode it asked for, and a mark on every process
+/// queued ahead of it.
+type Place = (crate::ir::LockMode, Vec<bool>);
+
+/// `pid`'s [`Place`] in a row's queue; `None` when it is not queued there.
+fn ahead_of(queue: &[(Pid, crate::ir::LockMode)], pid: Pid, s: &State) -> Option<Place> {
+    let at = queue.iter().position(|&(p, _)| p == pid)?;
+    let mut before = vec![false; s.procs.len()];
+    for &(p, _) in &queue[..at] {
+        before[p.index()] = true;
+    }
+    Some((queue[at].1, before))
+}

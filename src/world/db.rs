@@ -191,6 +191,12 @@ impl Db {
         }
     }
 
+    /// How many rows table `t` holds (deleted ones too, until they are purged).
+    #[must_use]
+    pub fn rows(&self, t: u16) -> usize {
+        self.tables[t as usize].len()
+    }
+
     #[must_use]
     pub fn row(&self, t: u16, r: usize) -> &Row {
         &self.tables[t as usize][r]
@@ -417,6 +423,29 @@ impl Db {
 }
 
 impl Db {
+    /// Whether [`Db::normalise`] with these snapshots would change nothing (checked first, so
+    /// that a state whose database is already normal keeps sharing it).
+    #[must_use]
+    pub fn is_normal(&self, snapshots: &[u32]) -> bool {
+        if snapshots.is_empty() {
+            return self.forgotten();
+        }
+        let mut snaps = snapshots.to_vec();
+        snaps.sort_unstable();
+        snaps.dedup();
+        if self.seq != 2 * snaps.len() as u32
+            || snaps.iter().enumerate().any(|(j, &s)| s != 2 * j as u32 + 1)
+        {
+            return false;
+        }
+        let below = |v: u32| snaps.partition_point(|&s| s < v) as u32;
+        self.tables.iter().flatten().all(|row| {
+            kept(row)
+                && row.versions.iter().all(|(v, _)| *v == 2 * below(*v))
+                && pruned(row, &snaps)
+        })
+    }
+
     /// Whether [`Db::forget_history`] would change nothing: every row has one version,
     /// numbered 0, and is kept. (Checked first so that a state whose database did not
     /// change keeps sharing it.)
@@ -455,6 +484,22 @@ fn kept(row: &Row) -> bool {
         || !row.locks.held.is_empty()
         || !row.locks.queue.is_empty()
         || row.versions.iter().any(|(_, v)| v.is_some())
+}
+
+/// Whether [`prune`] would keep every version of the row.
+fn pruned(row: &Row, snapshots: &[u32]) -> bool {
+    let n = row.versions.len();
+    if n <= 1 {
+        return true;
+    }
+    let mut keep = vec![false; n];
+    keep[n - 1] = true;
+    for &s in snapshots {
+        if let Some(i) = row.versions.iter().rposition(|(v, _)| *v <= s) {
+            keep[i] = true;
+        }
+    }
+    keep.iter().all(|&k| k)
 }
 
 /// Keeps a row's newest version and, for each snapshot, the version it sees; a row whose only

@@ -158,15 +158,32 @@ impl State {
     /// Renumbers database commits densely and drops versions no snapshot can see, so that
     /// states differing only in history long gone are one state.
     pub fn normalise(&mut self) {
-        // Only processes holding a snapshot are written (the rest stay shared).
-        let mut snaps: Vec<&mut u32> = self
+        let before: Vec<u32> = self
             .procs
-            .iter_mut()
-            .filter(|p| p.txn.is_some_and(|t| t.snapshot.is_some()))
-            .filter_map(|p| p.txn.as_mut().and_then(|t| t.snapshot.as_mut()))
+            .iter()
+            .filter_map(|p| p.txn.and_then(|t| t.snapshot))
             .collect();
-        if !snaps.is_empty() || !self.db.forgotten() {
-            self.db.normalise(&mut snaps);
+        // Usually nothing changes: then the database and the processes stay shared.
+        if self.db.is_normal(&before) {
+            return;
+        }
+        let mut after = before.clone();
+        {
+            let mut refs: Vec<&mut u32> = after.iter_mut().collect();
+            self.db.normalise(&mut refs);
+        }
+        // Only processes whose snapshot was renumbered are written.
+        let mut k = 0;
+        for p in &mut self.procs {
+            let Some(old) = p.txn.and_then(|t| t.snapshot) else {
+                continue;
+            };
+            if after[k] != old {
+                if let Some(t) = p.txn.as_mut() {
+                    t.snapshot = Some(after[k]);
+                }
+            }
+            k += 1;
         }
     }
 }

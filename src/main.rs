@@ -113,6 +113,19 @@ enum Command {
         /// Runs per model; the median is reported.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+        /// Time `simulate` instead of the search: one run of `--duration` on one thread, steps
+        /// (events) per second.
+        #[arg(long)]
+        simulate: bool,
+        /// With `--simulate`: model time of the run (`60s`).
+        #[arg(long, default_value = "60s", value_parser = simulate_cmd::model_time)]
+        duration: u64,
+        /// With `--simulate`: the cost file the operations are priced with.
+        #[arg(long, value_name = "FILE")]
+        cost: Option<PathBuf>,
+        /// Give a `param` this value (repeatable): `--set clients=100`.
+        #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
+        set: Vec<(String, String)>,
         #[command(flatten)]
         search: SearchArgs,
     },
@@ -392,8 +405,28 @@ fn main() -> ExitCode {
         Command::Bench {
             paths,
             repeat,
+            simulate,
+            duration,
+            cost,
+            set,
             search,
         } => {
+            if simulate {
+                let files = match model_files(&paths) {
+                    Ok(f) => f,
+                    Err((_, e)) => {
+                        eprintln!("{e}");
+                        return ExitCode::from(2);
+                    }
+                };
+                let how = simulate_cmd::Bench {
+                    repeat: repeat.max(1),
+                    duration,
+                    cost,
+                    set,
+                };
+                return simulate_cmd::bench(&files, &how);
+            }
             let watch = Watch::new(&search, false);
             bench(&paths, repeat.max(1), search.options(None, None), &watch)
         }

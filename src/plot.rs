@@ -59,7 +59,18 @@ fn panel_chart(
     metric: fn(&interlock::Figures) -> f64,
     sims: &Sims,
 ) -> Result<(), String> {
-    let lines = series(sims, metric);
+    let mut lines = series(sims, metric);
+    // Values spread over two decades or more (hot rows 1 … 1000) are placed on a log scale.
+    let all_x = || lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
+    let (lo, hi) = all_x().fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let log = lo > 0.0 && hi / lo >= 100.0;
+    if log {
+        for (_, pts) in &mut lines {
+            for p in pts.iter_mut() {
+                p.0 = p.0.log10();
+            }
+        }
+    }
     let xs = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
     let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
     let y1 = lines
@@ -78,11 +89,18 @@ fn panel_chart(
         .y_label_area_size(56)
         .build_cartesian_2d(x0..x1, 0.0..(y1 * 1.1).max(1.0))
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc(param)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    let desc = if log {
+        format!("{param} (log scale)")
+    } else {
+        param.to_string()
+    };
+    let label = |v: &f64| format!("{}", (10f64.powf(*v) * 10.0).round() / 10.0);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(desc);
+    if log {
+        mesh.x_label_formatter(&label);
+    }
+    mesh.draw().map_err(|e| e.to_string())?;
     for (i, (name, pts)) in lines.into_iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart

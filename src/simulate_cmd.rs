@@ -215,3 +215,76 @@ pub fn short(f: &str) -> &str {
     let base = f.rsplit(['/', '\\']).next().unwrap_or(f);
     base.strip_suffix(".model").unwrap_or(base)
 }
+
+/// What `bench --simulate` was asked for.
+pub struct Bench {
+    pub repeat: usize,
+    pub duration: u64,
+    pub cost: Option<PathBuf>,
+    pub set: Vec<(String, String)>,
+}
+
+/// `interlock bench --simulate`: times one run of each model on one thread, `repeat` times,
+/// and prints the median wall time and steps per second.
+pub fn bench(files: &[PathBuf], how: &Bench) -> ExitCode {
+    let args = Args {
+        opts: SimulateOptions::default(),
+        set: how.set.clone(),
+        sweep: None,
+        db: None,
+        cost: how.cost.clone(),
+        format: SimFormat::Text,
+        plot: None,
+    };
+    let opts = SimulateOptions {
+        runs: 1,
+        threads: 1,
+        duration_ms: how.duration,
+        ..SimulateOptions::default()
+    };
+    println!(
+        "one run of {} model time, one thread",
+        how.duration_ms_text()
+    );
+    println!(
+        "{:<48}  {:>10}  {:>9}  {:>12}",
+        "model", "steps", "median s", "steps/s"
+    );
+    for f in files {
+        let m = match load(f, &args, how.set.clone()) {
+            Ok(m) => m,
+            Err(e) => {
+                eprint!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        let mut secs = Vec::new();
+        let mut steps = 0;
+        for _ in 0..how.repeat {
+            let start = std::time::Instant::now();
+            let sim = m.simulate(&opts);
+            secs.push(start.elapsed().as_secs_f64());
+            steps = sim.events();
+        }
+        secs.sort_by(f64::total_cmp);
+        let median = secs[secs.len() / 2];
+        println!(
+            "{:<48}  {:>10}  {:>9.3}  {:>12.0}",
+            f.display(),
+            steps,
+            median,
+            steps as f64 / median.max(1e-9)
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+impl Bench {
+    fn duration_ms_text(&self) -> String {
+        if self.duration % 1000 == 0 {
+            format!("{}s", self.duration / 1000)
+        } else {
+            format!("{}ms", self.duration)
+        }
+    }
+}

@@ -75,6 +75,18 @@ pub struct Figures {
     pub lock_wait_mean_ms: f64,
     /// 99th percentile of the lock waits, in milliseconds.
     pub lock_wait_p99_ms: f64,
+    /// Waits for a connection of a pool (`pool P size N`).
+    pub pool_waits: u64,
+    /// Their mean, in milliseconds.
+    pub pool_wait_mean_ms: f64,
+    /// Their 99th percentile.
+    pub pool_wait_p99_ms: f64,
+    /// Waits for a database worker (`db workers N`).
+    pub worker_waits: u64,
+    /// Their mean, in milliseconds.
+    pub worker_wait_mean_ms: f64,
+    /// Their 99th percentile.
+    pub worker_wait_p99_ms: f64,
     /// Mean time from arrival to the end of a request, in milliseconds.
     pub latency_mean_ms: f64,
     /// Median time from arrival to the end of a request.
@@ -287,6 +299,12 @@ impl Simulation {
             empty_writes: g.empty_writes,
             lock_wait_mean_ms: mean(&g.wait_time) * tick,
             lock_wait_p99_ms: ms(quantile(&g.wait_time, 0.99)),
+            pool_waits: g.pool_wait.len() as u64,
+            pool_wait_mean_ms: mean(&g.pool_wait) * tick,
+            pool_wait_p99_ms: ms(quantile(&g.pool_wait, 0.99)),
+            worker_waits: g.worker_wait.len() as u64,
+            worker_wait_mean_ms: mean(&g.worker_wait) * tick,
+            worker_wait_p99_ms: ms(quantile(&g.worker_wait, 0.99)),
             latency_mean_ms: mean(&g.latency) * tick,
             latency_p50_ms: ms(quantile(&g.latency, 0.50)),
             latency_p95_ms: ms(quantile(&g.latency, 0.95)),
@@ -401,6 +419,13 @@ fn figures_json(f: &Figures) -> Value {
         "writes": f.writes,
         "empty_writes": f.empty_writes,
         "lock_wait_ms": {"mean": round(f.lock_wait_mean_ms), "p99": f.lock_wait_p99_ms},
+        "pool_wait_ms": {
+            "count": f.pool_waits, "mean": round(f.pool_wait_mean_ms), "p99": f.pool_wait_p99_ms,
+        },
+        "worker_wait_ms": {
+            "count": f.worker_waits, "mean": round(f.worker_wait_mean_ms),
+            "p99": f.worker_wait_p99_ms,
+        },
         "latency_ms": {
             "mean": round(f.latency_mean_ms),
             "p50": f.latency_p50_ms,
@@ -412,7 +437,7 @@ fn figures_json(f: &Figures) -> Value {
 }
 
 /// The CSV columns after `model` (and any swept parameters).
-pub const CSV_COLUMNS: [&str; 14] = [
+pub const CSV_COLUMNS: [&str; 18] = [
     "group",
     "requests",
     "failed",
@@ -427,6 +452,10 @@ pub const CSV_COLUMNS: [&str; 14] = [
     "latency_p95_ms",
     "latency_p99_ms",
     "latency_max_ms",
+    "pool_waits",
+    "pool_wait_p99_ms",
+    "worker_waits",
+    "worker_wait_p99_ms",
 ];
 
 fn csv_values(f: &Figures) -> Vec<String> {
@@ -447,6 +476,10 @@ fn csv_values(f: &Figures) -> Vec<String> {
         x(f.latency_p95_ms),
         x(f.latency_p99_ms),
         x(f.latency_max_ms),
+        f.pool_waits.to_string(),
+        x(f.pool_wait_p99_ms),
+        f.worker_waits.to_string(),
+        x(f.worker_wait_p99_ms),
     ]
 }
 

@@ -105,6 +105,28 @@ fn endings(f: &Figures) -> String {
             f.retry_rate * 100.0
         ));
     }
+    for (what, n, mean, p99) in [
+        (
+            "connection",
+            f.pool_waits,
+            f.pool_wait_mean_ms,
+            f.pool_wait_p99_ms,
+        ),
+        (
+            "database worker",
+            f.worker_waits,
+            f.worker_wait_mean_ms,
+            f.worker_wait_p99_ms,
+        ),
+    ] {
+        if n > 0 {
+            out.push_str(&format!(
+                "    waited for a {what} {n} times · mean {} · p99 {}\n",
+                duration(mean),
+                duration(p99)
+            ));
+        }
+    }
     if f.writes > 0 {
         out.push_str(&format!(
             "    writes {} · matched no row {} ({:.1}%)\n",

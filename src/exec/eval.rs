@@ -64,6 +64,7 @@ fn compound(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
         }
         Expr::Me => sc.me.map_or(Value::Nil, Value::Pid),
         Expr::Cell { table, pk, column } => cell(sc, *table, *pk, *column),
+        Expr::Sum { table, column } => sum(sc, *table, *column)?,
         Expr::Now => now(sc),
         Expr::Clock => {
             let drift = sc.me.map_or(0, |p| sc.state.procs[p.index()].drift);
@@ -144,6 +145,20 @@ fn cell(sc: &Scope, table: u16, pk: Value, column: u16) -> Value {
         .ok()
         .and_then(|r| db.row(table, r).latest())
         .map_or(Value::Nil, |row| row[column as usize])
+}
+
+/// `sum(t.col)`: over the rows' newest committed versions; a deleted row or a nil adds nothing.
+fn sum(sc: &Scope, table: u16, column: u16) -> Result<Value, RunError> {
+    let db = &sc.state.db;
+    let mut total: i64 = 0;
+    for r in 0..db.rows(table) {
+        match db.row(table, r).latest().map(|row| row[column as usize]) {
+            Some(Value::Int(v)) => total = total.checked_add(v).ok_or(RunError::Overflow)?,
+            Some(Value::Nil) | None => {}
+            Some(_) => return Err(RunError::Type),
+        }
+    }
+    Ok(Value::Int(total))
 }
 
 fn count(sc: &Scope, group: u16, status: StatusKind) -> i64 {

@@ -1,5 +1,6 @@
 //! Step semantics: the transitions of a state, for every engine (pure and deterministic).
 
+pub mod capacity;
 pub mod deadlock;
 pub mod env;
 pub mod eval;
@@ -48,6 +49,8 @@ pub enum Choice {
     Pass(u32),
     /// A finished process of a repeating group starts its next request (`simulate` only).
     Restart(Pid),
+    /// The process, standing at `pick`, picks this value and takes the rest of its step.
+    Pick { pid: Pid, value: i32 },
 }
 
 impl Choice {
@@ -55,7 +58,7 @@ impl Choice {
     #[must_use]
     pub fn actor(self) -> Option<Pid> {
         match self {
-            Choice::Proc(p) => Some(p),
+            Choice::Proc(p) | Choice::Pick { pid: p, .. } => Some(p),
             _ => None,
         }
     }
@@ -65,10 +68,11 @@ impl Choice {
 pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Option<State> {
     match c {
         Choice::Proc(p) => step::step(m, s, p, obs),
+        Choice::Pick { pid, value } => step::pick(m, s, pid, value, obs),
         Choice::Check(p) => deadlock::pg_check(m, s, p, obs),
         Choice::Timeout(p) => deadlock::timeout(m, s, p, obs),
         Choice::Tick => {
-            let any = (0..s.procs.len()).any(|p| step::enabled(m, s, Pid(p as u16)));
+            let any = (0..s.procs.len()).any(|p| step::can_act(m, s, Pid(p as u16)));
             if any && m.timing == Timing::Bounded {
                 None
             } else {
@@ -81,7 +85,7 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
         Choice::Drift { fault, pid, ahead } => env::drift(m, s, fault as usize, pid, ahead, obs),
         Choice::Finish(p) => env::finish(s, p, obs),
         Choice::Pass(dt) => {
-            let any = (0..s.procs.len()).any(|p| step::enabled(m, s, Pid(p as u16)));
+            let any = (0..s.procs.len()).any(|p| step::can_act(m, s, Pid(p as u16)));
             if any && m.timing == Timing::Bounded {
                 None
             } else {
@@ -112,17 +116,21 @@ pub fn successors_except(
     out: &mut Vec<(Choice, State)>,
 ) -> usize {
     let mut silent = observe::Silent;
-    successors_stepping(m, s, skip, out, |pid| step::step(m, s, pid, &mut silent))
+    successors_stepping(m, s, skip, out, |pid, pick| match pick {
+        None => step::step(m, s, pid, &mut silent),
+        Some(v) => step::pick(m, s, pid, v, &mut silent),
+    })
 }
 
 /// [`successors_except`] with the processes' steps taken by `step`, which must give what
-/// [`step::step`] gives (the explorer's step memo, `explore::memo`, answers from memory).
+/// [`step::step`] gives for `(pid, None)` (the explorer's step memo, `explore::memo`,
+/// answers from memory) and what [`step::pick`] gives for `(pid, Some(value))`.
 pub fn successors_stepping(
     m: &Model,
     s: &State,
     skip: &[bool],
     out: &mut Vec<(Choice, State)>,
-    mut step: impl FnMut(Pid) -> Option<State>,
+    mut step: impl FnMut(Pid, Option<i32>) -> Option<State>,
 ) -> usize {
     out.clear();
     let mut silent = observe::Silent;
@@ -132,8 +140,14 @@ pub fn successors_stepping(
         if skipped(p) {
             continue;
         }
-        if let Some(n) = step(pid) {
+        if let Some(n) = step(pid, None) {
             out.push((Choice::Proc(pid), n));
+        } else if let Some((lo, hi)) = step::picking(m, s, pid) {
+            for value in lo..=hi {
+                if let Some(n) = step(pid, Some(value)) {
+                    out.push((Choice::Pick { pid, value }, n));
+                }
+            }
         }
     }
     for p in (0..s.procs.len()).filter(|&p| !skipped(p)) {

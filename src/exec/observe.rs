@@ -65,6 +65,8 @@ pub enum Event {
     EndedEarly {
         pid: Pid,
     },
+    /// `pick $x`: the environment chose this value for the local.
+    Picked { local: u16, value: i32 },
     Finished {
         outcome: Option<Sym>,
     },

@@ -28,7 +28,7 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
         return false;
     }
     match p.status {
-        Status::Ready => true,
+        Status::Ready => picking(m, s, pid).is_none() && !queued(m, s, pid),
         Status::Waiting(Wait::Mutex(l)) => s.mutexes[l as usize].held_by(pid),
         Status::Waiting(Wait::Row { .. } | Wait::Gap { .. }) => {
             !super::deadlock::blocked_on_row(s, pid)
@@ -49,20 +49,67 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
     }
 }
 
+/// The range of values `pid` is about to pick (`pick $x from lo..hi`), when it stands ready
+/// at a `pick`: then it steps by [`pick`], not [`step`].
+#[must_use]
+pub fn picking(m: &Model, s: &State, pid: Pid) -> Option<(i32, i32)> {
+    let p = &s.procs[pid.index()];
+    if p.status != Status::Ready || p.paused.is_some() {
+        return None;
+    }
+    match m.program(pid).ops.get(p.pc as usize).map(|op| &op.kind) {
+        Some(OpKind::Pick { lo, hi, .. }) => Some((*lo, *hi)),
+        _ => None,
+    }
+}
+
+/// Whether `pid` stands before an op that needs a database worker or a connection while
+/// none is free (docs/semantics.md, SIM-8 and SIM-9).
+#[must_use]
+pub fn queued(m: &Model, s: &State, pid: Pid) -> bool {
+    let pc = s.procs[pid.index()].pc as usize;
+    super::capacity::must_wait(m, s, pid, &m.program(pid).ops[pc].kind)
+}
+
+/// Whether `pid` can act: step, or pick a value.
+#[must_use]
+pub fn can_act(m: &Model, s: &State, pid: Pid) -> bool {
+    enabled(m, s, pid) || picking(m, s, pid).is_some()
+}
+
 /// Runs the next step of `pid`, or returns `None` when it cannot step.
 pub fn step<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option<State> {
     if !enabled(m, s, pid) {
         return None;
     }
+    Some(run_step(m, s, pid, None, obs))
+}
+
+/// `pid` picks `value` at its `pick` and goes on with the rest of its step; `None` unless it
+/// stands at a `pick` whose range holds `value`.
+pub fn pick<O: Observer>(m: &Model, s: &State, pid: Pid, value: i32, obs: &mut O) -> Option<State> {
+    let (lo, hi) = picking(m, s, pid)?;
+    (lo..=hi)
+        .contains(&value)
+        .then(|| run_step(m, s, pid, Some(value), obs))
+}
+
+fn run_step<O: Observer>(m: &Model, s: &State, pid: Pid, pick: Option<i32>, obs: &mut O) -> State {
     let mut st = s.clone();
-    if let Err(e) = run(m, &mut st, pid, obs) {
+    if let Err(e) = run(m, &mut st, pid, pick, obs) {
         fail(m, &mut st, pid, e, obs);
     }
     st.normalise();
-    Some(st)
+    st
 }
 
-fn run<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) -> Result<(), RunError> {
+fn run<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    mut pick: Option<i32>,
+    obs: &mut O,
+) -> Result<(), RunError> {
     let ops = &m.program(pid).ops;
     let mut visible_done = false;
     loop {
@@ -70,6 +117,24 @@ fn run<O: Observer>(m: &Model, st: &mut State, pid: Pid, obs: &mut O) -> Result<
         let op = &ops[pc];
         if op.kind.is_visible() && visible_done {
             return Ok(());
+        }
+        if op.kind.is_visible() && super::capacity::must_wait(m, st, pid, &op.kind) {
+            return Ok(()); // a statement with no connection free: the step ends before it
+        }
+        if let OpKind::Pick { local, .. } = op.kind {
+            // A pick starts a step of its own: the environment chooses the value.
+            let Some(value) = pick.take() else {
+                return Ok(());
+            };
+            if O::COVER {
+                obs.ran(pid, pc as u32);
+            }
+            st.procs[pid.index()].locals[local as usize] = Value::Int(i64::from(value));
+            st.procs[pid.index()].pc += 1;
+            if O::EVENTS {
+                obs.event(Event::Picked { local, value });
+            }
+            continue;
         }
         if O::COVER {
             obs.ran(pid, pc as u32);
@@ -127,6 +192,10 @@ fn local<O: Observer>(
             return Ok(false);
         }
         OpKind::Work { ticks, upto, .. } | OpKind::Sleep { ticks, upto, .. } => {
+            if super::capacity::must_wait(m, st, pid, &op.kind) {
+                // No worker or connection is free: the step ends before the latency.
+                return Ok(false);
+            }
             st.procs[i].pc = next;
             if *upto > 0 {
                 st.procs[i].status = Status::Busy(*ticks);
@@ -147,6 +216,9 @@ fn local<O: Observer>(
             stmt: SqlStmt::Begin { isolation },
             ..
         } => {
+            if super::capacity::must_wait(m, st, pid, &op.kind) {
+                return Ok(false); // no connection is free: the step ends before BEGIN
+            }
             // BEGIN touches nothing until the first statement, so it folds into it.
             begin(m, st, pid, *isolation);
             if O::EVENTS {

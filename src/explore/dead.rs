@@ -85,7 +85,7 @@ fn edges(op: &Op, pc: usize, edge: &mut dyn FnMut(usize, &[u16])) {
             edge(*target as usize, &[]);
         }
         OpKind::Return { .. } | OpKind::Raise { .. } => {}
-        OpKind::Assign { local, .. } => edge(pc + 1, &[*local]),
+        OpKind::Assign { local, .. } | OpKind::Pick { local, .. } => edge(pc + 1, &[*local]),
         OpKind::Sql {
             stmt,
             into,

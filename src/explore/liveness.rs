@@ -43,7 +43,7 @@ enum Actor {
 
 fn actor(c: Choice) -> Option<Actor> {
     match c {
-        Choice::Proc(p) => Some(Actor::Proc(p)),
+        Choice::Proc(p) | Choice::Pick { pid: p, .. } => Some(Actor::Proc(p)),
         Choice::Check(p)
         | Choice::Timeout(p)
         | Choice::Renew(p)

@@ -80,6 +80,7 @@ impl Por {
                 | OpKind::AwaitRedis { .. }
                 | OpKind::Atomic { .. }
                 | OpKind::Raise { .. }
+                | OpKind::Pick { .. }
                 | OpKind::WatchdogStop
                 | OpKind::Lock { .. }
                 | OpKind::Unlock { .. } => None,
@@ -158,7 +159,9 @@ impl Por {
             | Choice::Drift { .. }
             | Choice::Finish(_)
             | Choice::Pass(_)
-            | Choice::Restart(_) => false,
+            | Choice::Restart(_)
+            // A pick is the process's, but many values at once: never taken alone.
+            | Choice::Pick { .. } => false,
         })
     }
 
@@ -171,7 +174,10 @@ impl Por {
         }
         let key = |k: &Sym| self.keys[p.index()].contains(k);
         rec.events.iter().all(|e| match e {
-            Event::At { .. } | Event::Delay { .. } | Event::Finished { .. } => true,
+            Event::At { .. }
+            | Event::Delay { .. }
+            | Event::Finished { .. }
+            | Event::Picked { .. } => true,
             Event::Redis { cmd, .. } => {
                 !matches!(cmd, RedisCmd::Wait { .. } | RedisCmd::GetReplica { .. })
                     && key(&cmd.key())
@@ -230,6 +236,7 @@ fn allowed(op: &crate::ir::Op, keys: &[Sym], alone: bool) -> bool {
             | OpKind::Return { .. }
             | OpKind::Raise { .. } => true,
             OpKind::Work { .. }
+            | OpKind::Pick { .. }
             | OpKind::Sleep { .. }
             | OpKind::Sql { .. }
             | OpKind::AwaitRedis { .. }
@@ -248,6 +255,7 @@ fn allowed(op: &crate::ir::Op, keys: &[Sym], alone: bool) -> bool {
         | OpKind::Return { .. }
         | OpKind::Work { .. }
         | OpKind::Sleep { .. }
+        | OpKind::Pick { .. }
         | OpKind::Raise { .. }
         | OpKind::WatchdogStart { .. }
         | OpKind::WatchdogStop => false,
@@ -291,7 +299,11 @@ fn may_be_private(
                 todo.push((i + 1, after));
                 todo.push((*target as usize, after));
             }
-            OpKind::Return { .. } | OpKind::Work { .. } | OpKind::Sleep { .. } => {}
+            // A pick ends the step before it (the next is the environment's choice).
+            OpKind::Return { .. }
+            | OpKind::Work { .. }
+            | OpKind::Sleep { .. }
+            | OpKind::Pick { .. } => {}
             // A ghost is seen by properties, a raise ends the process, a watchdog starts a
             // timer of the environment's, and a BEGIN (local code) starts a transaction.
             OpKind::SetGhost { .. }
@@ -345,6 +357,7 @@ fn watched(m: &Model) -> Watched {
                 | Expr::Me
                 | Expr::Column(_)
                 | Expr::Cell { .. }
+                | Expr::Sum { .. }
                 | Expr::Now
                 | Expr::Clock
                 | Expr::Unary(..)
@@ -379,6 +392,7 @@ fn keys_named(m: &Model, p: usize) -> Vec<Sym> {
                 | OpKind::Sleep { .. }
                 | OpKind::Sql { .. }
                 | OpKind::Raise { .. }
+                | OpKind::Pick { .. }
                 | OpKind::WatchdogStop
                 | OpKind::Lock { .. }
                 | OpKind::Unlock { .. } => {}

@@ -159,6 +159,7 @@ fn reads_world_only(e: &Expr) -> bool {
             Expr::Lit(_)
             | Expr::Ghost(_)
             | Expr::Cell { .. }
+            | Expr::Sum { .. }
             | Expr::Unary(..)
             | Expr::Binary(..) => true,
             Expr::Local(_)

@@ -71,8 +71,16 @@ impl<'m> Reducer<'m> {
             m,
             dead: (opts.dead_locals && !live).then(|| Dead::of(m)).flatten(),
             sym: (opts.symmetry && !live).then(|| Symmetry::of(m)).flatten(),
-            por: (opts.por && !live).then(|| Por::of(m)).flatten(),
-            memo: opts.step_memo,
+            // A statement waiting for a database worker or a connection depends on every
+            // other process (`db workers`, `pool`): no step is private, none the same alone.
+            por: (opts.por && !live && !m.workload.shares_capacity())
+                .then(|| Por::of(m))
+                .flatten(),
+            memo: if m.workload.shares_capacity() {
+                StepMemo::Off
+            } else {
+                opts.step_memo
+            },
             reachable: m
                 .properties
                 .iter()
@@ -143,12 +151,14 @@ impl<'m> Reducer<'m> {
         let mut cover = sc.cover.observer(self.m);
         let progress = if memo {
             let (cx, memo, dead) = (Context::of(s), &mut sc.memo, self.dead.as_ref());
-            successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
-                memo.step_clearing(self.m, s, &cx, pid, dead, &mut cover)
+            successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid, pick| match pick {
+                None => memo.step_clearing(self.m, s, &cx, pid, dead, &mut cover),
+                Some(v) => crate::exec::step::pick(self.m, s, pid, v, &mut cover),
             })
         } else {
-            successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid| {
-                crate::exec::step::step(self.m, s, pid, &mut cover)
+            successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid, pick| match pick {
+                None => crate::exec::step::step(self.m, s, pid, &mut cover),
+                Some(v) => crate::exec::step::pick(self.m, s, pid, v, &mut cover),
             })
         };
         let ample = match &self.por {
@@ -282,6 +292,7 @@ impl<'m> Reducer<'m> {
 fn actor_of(c: Choice) -> Option<crate::ir::value::Pid> {
     match c {
         Choice::Proc(p)
+        | Choice::Pick { pid: p, .. }
         | Choice::Check(p)
         | Choice::Timeout(p)
         | Choice::Renew(p)

@@ -157,6 +157,7 @@ impl Symmetry {
             Choice::Resume(p) => Choice::Resume(f(p)),
             Choice::Finish(p) => Choice::Finish(f(p)),
             Choice::Restart(p) => Choice::Restart(f(p)),
+            Choice::Pick { pid, value } => Choice::Pick { pid: f(pid), value },
             Choice::Fault { fault, pid } => Choice::Fault { fault, pid: f(pid) },
             Choice::Drift { fault, pid, ahead } => Choice::Drift {
                 fault,
@@ -423,6 +424,8 @@ fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
         for op in &flat {
             let set = match &op.kind {
                 OpKind::Assign { local, expr } => mentions(expr, &ids).then_some(*local),
+                // A picked value is an integer, never an id.
+                OpKind::Pick { .. } => None,
                 // A reply may be a process id (a lock token).
                 OpKind::Redis { into, .. } | OpKind::AwaitRedis { into, .. } => *into,
                 // A row holds an id only once ids reach SQL (what this finds out), an error

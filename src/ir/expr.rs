@@ -19,6 +19,9 @@ pub enum Expr {
         pk: Value,
         column: u16,
     },
+    /// `sum(table.column)`: the sum of the column's newest committed values, nil ones left
+    /// out (properties only).
+    Sum { table: u16, column: u16 },
     /// `redis(key)`: the key's value, `nil` when absent (properties only).
     Key(Sym),
     /// `count(group, status)`: how many processes of the group have the status (properties only).

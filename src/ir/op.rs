@@ -48,6 +48,15 @@ pub enum OpKind {
         upto: u32,
         draw: Option<u16>,
     },
+    /// `pick $x from lo..hi [zipf s]`: the environment chooses a value of the range for the
+    /// local (`Choice::Pick`); it starts a step of its own, which goes on as a step does.
+    Pick {
+        local: u16,
+        lo: i32,
+        hi: i32,
+        /// `zipf s`: `simulate` draws the k-th value with weight 1/k^s; `None`: uniform.
+        zipf: Option<f64>,
+    },
     // --- visible: at most one per step.
     /// A SQL statement. Without `on_error`, an error ends the process (status `failed`) after
     /// rolling back its transaction, as an unhandled exception ends a request.

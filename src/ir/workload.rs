@@ -15,6 +15,20 @@ pub struct Workload {
     pub arrivals: Vec<Arrival>,
     /// `param NAME = V`, with the value in force (after `--set`), as written (`10`, `50ms`).
     pub params: Vec<(String, String)>,
+    /// `db workers N`: at most N database statements execute (spend their latency) at once.
+    pub db_workers: Option<u16>,
+    /// `pool NAME size N`: connection pools, in declaration order.
+    pub pools: Vec<Pool>,
+    /// The pool each group's processes take their connections from (index = group).
+    pub group_pool: Vec<Option<u16>>,
+}
+
+/// A connection pool: a transaction, or an autocommit statement, holds one of its `size`
+/// connections from its first statement to its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pool {
+    pub name: String,
+    pub size: u16,
 }
 
 /// A distribution of a delay, in ticks, and what the delay is spent on.
@@ -131,10 +145,50 @@ pub fn latency_of(op: &super::OpKind) -> Option<Latency> {
 }
 
 impl Workload {
+    /// Whether `op` is a database statement's latency, which holds one of the server's
+    /// workers while it lasts (`db workers N`).
+    #[must_use]
+    pub fn holds_worker(&self, op: &super::OpKind) -> bool {
+        self.db_workers.is_some() && self.is_db_latency(op)
+    }
+
     /// Whether the model declares anything of a workload (then its tick is at most 1 ms).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.draws.is_empty() && self.arrivals.iter().all(|a| *a == Arrival::Once)
+        self.draws.is_empty()
+            && self.arrivals.iter().all(|a| *a == Arrival::Once)
+            && self.db_workers.is_none()
+            && self.pools.is_empty()
+    }
+
+    /// Whether a step can depend on other processes through a shared capacity (database
+    /// workers, connection pools) rather than through the data: reductions that assume
+    /// otherwise are off.
+    #[must_use]
+    pub fn shares_capacity(&self) -> bool {
+        self.db_workers.is_some() || self.group_pool.iter().any(Option::is_some)
+    }
+
+    /// The pool group `g` takes its connections from.
+    #[must_use]
+    pub fn pool_of(&self, g: usize) -> Option<u16> {
+        self.group_pool.get(g).copied().flatten()
+    }
+
+    /// Whether `op` is the latency of a database statement (a worker's time, SIM-8).
+    #[must_use]
+    pub fn is_db_latency(&self, op: &super::OpKind) -> bool {
+        match op {
+            super::OpKind::Work {
+                draw: Some(d),
+                upto,
+                ..
+            } if *upto > 0 => matches!(
+                self.draws[*d as usize].spent,
+                Spent::Latency(Latency::Sql | Latency::Commit)
+            ),
+            _ => false,
+        }
     }
 
     /// How group `g` runs.

@@ -29,6 +29,10 @@ pub enum DeclKind {
         flavour: Option<Flavour>,
         isolation: Option<Isolation>,
     },
+    /// `db workers N`: the database server's capacity.
+    Workers(u16),
+    /// `pool NAME size N`: a connection pool.
+    Pool { name: Name, size: u16 },
     /// `set NAME = value`: a server setting, checked against the flavour when lowered.
     Setting {
         name: Name,
@@ -47,6 +51,8 @@ pub enum DeclKind {
     Row {
         table: Name,
         values: Vec<Lit>,
+        /// `row t (1..100, …)`: the value at this position is a range, up to this literal.
+        through: Option<(usize, Lit)>,
     },
     Ghost {
         name: Name,
@@ -204,6 +210,8 @@ pub struct ProcessDecl {
     pub name: Name,
     pub count: usize,
     pub on: Option<Name>,
+    /// `pool P`: the connection pool its processes use.
+    pub pool: Option<Name>,
     /// `loop think D` / `arrive …` after the count: how the group's processes run.
     pub arrival: ArrivalAst,
     pub body: Block,
@@ -266,12 +274,21 @@ pub enum StmtKind {
     },
     Break,
     Return(Option<String>),
+    /// `raise 'Code'`: an application error.
+    Raise((String, Span)),
     /// `work D`: computation inside the critical section.
     Work(DelayAst),
     /// `sleep D`: waiting on purpose (backoff).
     Sleep(DelayAst),
     /// `call NAME D`: a call to another service (a payment provider), as `work`.
     Call(Name, DelayAst),
+    /// `pick $x from lo..hi [zipf s]`: the environment chooses the value.
+    Pick {
+        local: Name,
+        lo: i64,
+        hi: i64,
+        zipf: Option<f64>,
+    },
     Lock(Name),
     Unlock(Name),
     Sql(Box<SqlText>),
@@ -304,8 +321,8 @@ pub enum StmtKind {
     Retry {
         attempts: u32,
         codes: Vec<(String, Span)>,
-        /// Milliseconds to sleep before the next attempt.
-        backoff: Option<u64>,
+        /// How long to wait before the next attempt.
+        backoff: Option<BackoffAst>,
         /// `retry … on …`, where the retry's own ops point.
         head: Span,
         body: Block,
@@ -406,6 +423,11 @@ pub enum ExprKind {
         pk: Lit,
         column: Name,
     },
+    /// `sum(t.col)`
+    Sum {
+        table: Name,
+        column: Name,
+    },
     /// `redis(key)`
     Key(Name),
     /// `count(group, status)`
@@ -418,5 +440,19 @@ pub enum ExprKind {
         group: Name,
         index: Option<Lit>,
         status: Name,
+    },
+}
+
+/// `backoff D` (a fixed wait is the case multiplier = min = max) or `backoff exponential …` /
+/// `backoff random_exponential …`, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BackoffAst {
+    Exponential {
+        multiplier: u64,
+        min: u64,
+        max: Option<u64>,
+        /// `random_exponential`: any wait from `min` up to the exponential's.
+        jitter: bool,
+        span: Span,
     },
 }

@@ -12,7 +12,7 @@ use super::suggest;
 use crate::ir::workload::Latency;
 use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 27] = [
+pub const DECLARATIONS: [&str; 28] = [
     "model",
     "param",
     "latency",
@@ -25,6 +25,7 @@ pub const DECLARATIONS: [&str; 27] = [
     "row",
     "ghost",
     "mutex",
+    "pool",
     "redis",
     "timing",
     "fairness",
@@ -132,6 +133,12 @@ impl Parser<'_> {
             "row" => self.row(),
             "ghost" => self.ghost(),
             "mutex" => Ok(DeclKind::Mutex(self.name("a mutex name")?)),
+            "pool" => {
+                let name = self.name("a connection pool's name")?;
+                self.expect_word("size")?;
+                let size = self.count("a pool's size", 1..=10_000)? as u16;
+                Ok(DeclKind::Pool { name, size })
+            }
             "redis" => self.redis_server(),
             "timing" => self.timing(),
             "fairness" => self.fairness(),
@@ -183,6 +190,10 @@ impl Parser<'_> {
 
     /// `db postgres|mysql|mariadb [isolation LEVEL]`.
     fn db(&mut self) -> PResult<DeclKind> {
+        if self.eat_word("workers") {
+            let n = self.count("the number of workers", 1..=4096)?;
+            return Ok(DeclKind::Workers(n as u16));
+        }
         let word = self.name("a database flavour (`postgres`, `mysql` or `mariadb`)")?;
         let flavour = flavour(&word.text);
         if flavour.is_none() {
@@ -463,11 +474,27 @@ impl Parser<'_> {
         Ok(ty)
     }
 
-    /// `row T (v, …)`.
+    /// `row T (v, …)`; one value may be a range `A..B` (`row sku (1..100, 50)`: a row a key).
     fn row(&mut self) -> PResult<DeclKind> {
         let table = self.name("a table name")?;
-        let values = self.paren_list(|p| p.literal())?;
-        Ok(DeclKind::Row { table, values })
+        let mut through = None;
+        let mut at = 0;
+        let values = self.paren_list(|p| {
+            let lit = p.literal()?;
+            if p.at_punct(".") && matches!(p.peek_at(1).tok, Tok::Punct(".")) {
+                p.bump();
+                p.bump();
+                let upper = p.literal()?;
+                through.get_or_insert((at, upper));
+            }
+            at += 1;
+            Ok(lit)
+        })?;
+        Ok(DeclKind::Row {
+            table,
+            values,
+            through,
+        })
     }
 
     /// `ghost g = 0` (the initial value defaults to 0).
@@ -499,6 +526,11 @@ impl Parser<'_> {
         } else {
             None
         };
+        let pool = if self.eat_word("pool") {
+            Some(self.name("a connection pool's name")?)
+        } else {
+            None
+        };
         let arrival = self.arrival()?;
         let header = self.span_from(start);
         self.skip_newlines_before(|p| p.at_punct("{"));
@@ -509,6 +541,7 @@ impl Parser<'_> {
             name,
             count,
             on,
+            pool,
             arrival,
             body,
             end,
@@ -792,7 +825,7 @@ fn flavour(word: &str) -> Option<Flavour> {
 }
 
 /// Locals a body assigns (`$x = …` at the start of a statement) or binds (`into $a, $b`,
-/// `catch $e`).
+/// `catch $e`, `pick $x`).
 fn defined_locals(toks: &[Token]) -> BTreeSet<String> {
     let mut defined = BTreeSet::new();
     for (i, t) in toks.iter().enumerate() {
@@ -801,7 +834,7 @@ fn defined_locals(toks: &[Token]) -> BTreeSet<String> {
             Tok::Local(name) if next == Some(&Tok::Punct("=")) && starts_statement(toks, i) => {
                 defined.insert(name.clone());
             }
-            Tok::Word(w) if w.eq_ignore_ascii_case("catch") => {
+            Tok::Word(w) if w.eq_ignore_ascii_case("catch") || w.eq_ignore_ascii_case("pick") => {
                 if let Some(Tok::Local(name)) = next {
                     defined.insert(name.clone());
                 }

@@ -192,7 +192,7 @@ impl Parser<'_> {
     }
 
     fn call(&mut self, function: &str, name: &Name) -> PResult<ExprKind> {
-        const FUNCTIONS: [&str; 4] = ["redis", "count", "status", "clock"];
+        const FUNCTIONS: [&str; 5] = ["redis", "count", "status", "clock", "sum"];
         if !FUNCTIONS.contains(&function) {
             let hint = if function == "now" {
                 "`now()` is for SQL; process code reads the client's clock with `clock()`"
@@ -208,6 +208,12 @@ impl Parser<'_> {
         let kind = match function {
             "clock" => ExprKind::Clock,
             "redis" => ExprKind::Key(self.redis_key_name()?),
+            "sum" => {
+                let table = self.name("a table")?;
+                self.expect_punct(".")?;
+                let column = self.name("a column name")?;
+                ExprKind::Sum { table, column }
+            }
             "count" => {
                 let group = self.name("a process group")?;
                 self.expect_punct(",")?;

@@ -45,6 +45,8 @@ pub fn lower(
     for (g, decl) in processes.iter().enumerate() {
         let arrival = lower_workload::arrival(&mut cx, &decl.arrival);
         cx.workload.arrivals.push(arrival);
+        let pool = lower_workload::pool(&mut cx, decl.pool.as_ref());
+        cx.workload.group_pool.push(pool);
         let (program, regions) = lower_program(&mut cx, decl);
         cx.groups[g].regions = regions;
         model.groups.push(Group {

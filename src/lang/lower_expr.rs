@@ -105,7 +105,7 @@ pub fn lower(cx: &mut Cx, place: &mut Place, e: &ast::Expr) -> Expr {
         }
         _ if matches!(place, Place::Code(_)) => {
             let d = Diagnostic::new("only properties can read the world", e.span, "not in code")
-                .with_hint("`t[pk].col`, `redis(k)`, `count(...)` and `status(...)` are for properties; code reads with SQL and Redis commands");
+                .with_hint("`t[pk].col`, `sum(t.col)`, `redis(k)`, `count(...)` and `status(...)` are for properties; code reads with SQL and Redis commands");
             cx.report(d);
             NIL
         }
@@ -142,6 +142,14 @@ fn world(cx: &mut Cx, e: &ast::Expr) -> Option<Expr> {
             Expr::Cell {
                 table: t,
                 pk,
+                column: c,
+            }
+        }
+        ExprKind::Sum { table, column } => {
+            let t = cx.table(table)?;
+            let c = cx.column(t, column)?;
+            Expr::Sum {
+                table: t,
                 column: c,
             }
         }

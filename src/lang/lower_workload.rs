@@ -2,10 +2,10 @@
 //! `param` lines into [`crate::ir::workload::Workload`]. Lengths stay in milliseconds
 //! until [`to_ticks`].
 
-use super::ast::{ArrivalAst, Decl, DeclKind, DelayAst, DistAst};
+use super::ast::{ArrivalAst, Decl, DeclKind, DelayAst, DistAst, Name};
 use super::diag::Diagnostic;
 use super::scope::Cx;
-use crate::ir::workload::{Arrival, Dist, Draw, Latency, Spent, Workload};
+use crate::ir::workload::{Arrival, Dist, Draw, Latency, Pool, Spent, Workload};
 
 /// Records a delay's distribution as a draw (its lengths count toward the tick); returns
 /// its id.
@@ -51,6 +51,28 @@ pub fn declarations(cx: &mut Cx, decls: &[Decl]) {
                 let id = draw(cx, delay, Spent::Latency(*kind));
                 cx.workload.latency.push((*kind, id));
             }
+            DeclKind::Pool { name, size } => {
+                if cx.workload.pools.iter().any(|p| p.name == name.text) {
+                    let msg = format!("pool `{}` is declared twice", name.text);
+                    let d = Diagnostic::new(msg, name.span, "declared again")
+                        .with_hint("give each pool one line");
+                    cx.report(d);
+                    continue;
+                }
+                cx.workload.pools.push(Pool {
+                    name: name.text.clone(),
+                    size: *size,
+                });
+            }
+            DeclKind::Workers(n) => {
+                if cx.workload.db_workers.is_some() {
+                    let d = Diagnostic::new("`db workers` is declared twice", decl.span, "declared again")
+                        .with_hint("a database server has one capacity: keep one `db workers` line");
+                    cx.report(d);
+                    continue;
+                }
+                cx.workload.db_workers = Some(*n);
+            }
             DeclKind::Param { name, value, .. } => {
                 if cx.workload.params.iter().any(|(n, _)| *n == name.text) {
                     let msg = format!("param `{}` is declared twice", name.text);
@@ -73,6 +95,24 @@ pub fn latency(cx: &Cx, kind: Latency) -> Option<u16> {
         .iter()
         .find(|(k, _)| *k == kind)
         .map(|&(_, d)| d)
+}
+
+/// The pool a group's header names (`process buyer[20] pool app`); an unknown one is reported.
+pub fn pool(cx: &mut Cx, name: Option<&Name>) -> Option<u16> {
+    let name = name?;
+    if let Some(i) = cx.workload.pools.iter().position(|p| p.name == name.text) {
+        return Some(i as u16);
+    }
+    let known: Vec<String> = cx.workload.pools.iter().map(|p| p.name.clone()).collect();
+    let hint = super::suggest::hint(
+        &name.text,
+        known.iter().map(String::as_str),
+        "pools are",
+        "no pool is declared: add `pool NAME size N`",
+    );
+    let msg = format!("unknown pool \"{}\"", name.text);
+    cx.report(Diagnostic::new(msg, name.span, "no such pool").with_hint(hint));
+    None
 }
 
 /// How a group runs, from its header.

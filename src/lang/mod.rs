@@ -1,6 +1,7 @@
 //! The `.model` front end: text in, a resolved [`crate::ir::Model`] or diagnostics out.
 
 mod ast;
+mod backoff;
 mod decls;
 mod delay;
 mod diag;
@@ -11,6 +12,7 @@ mod lower_expr;
 mod lower_workload;
 mod params;
 mod parser;
+mod pick;
 mod program;
 mod schema;
 mod scope;
@@ -60,9 +62,12 @@ pub fn check_costs(origin: &str, source: &str) -> Result<(), Diagnostics> {
         decls::parse_file(&mut p)
     };
     for d in &decls {
-        if !matches!(d.kind, ast::DeclKind::Latency { .. } | ast::DeclKind::Param { .. }) {
+        if !matches!(
+            d.kind,
+            ast::DeclKind::Latency { .. } | ast::DeclKind::Param { .. } | ast::DeclKind::Workers(_)
+        ) {
             let diag = Diagnostic::new(
-                "a cost file holds only `latency` and `param` lines",
+                "a cost file holds only `latency`, `db workers` and `param` lines",
                 d.span,
                 "not a cost",
             )

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::ast::{Block, DelayAst, DistAst, GhostOp, Name, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
+use super::ast::{BackoffAst, Block, DelayAst, DistAst, GhostOp, Name, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Locals, Place};
 use super::lower_workload;
@@ -92,6 +92,8 @@ struct Handler {
     codes: Vec<Sym>,
     /// Ops whose `on_error.target` is patched to the handler once it is placed.
     patches: Vec<usize>,
+    /// The jumps of `raise` statements it catches, patched to the handler.
+    raises: Vec<usize>,
 }
 
 fn sql_op(stmt: SqlStmt, into: Vec<u16>, on_error: Option<OnError>) -> OpKind {
@@ -124,6 +126,7 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Work(..) => "`work`",
         StmtKind::Sleep(..) => "`sleep`",
         StmtKind::Call(..) => "`call`",
+        StmtKind::Pick { .. } => "`pick`",
         StmtKind::Redis {
             cmd: RedisAst::Wait { .. },
             ..
@@ -139,6 +142,7 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Loop { .. } => "`loop`",
         StmtKind::Watchdog { .. } | StmtKind::WatchdogStop => "`watchdog`",
         StmtKind::Region { .. } => "`region`",
+        StmtKind::Raise(_) => "`raise`",
         _ => return None,
     })
 }
@@ -176,6 +180,7 @@ impl Builder<'_, '_> {
                 body,
             } => self.retry(*attempts, codes, *backoff, *head, body, ops),
             StmtKind::Region { name, body } => self.region(name, body, ops),
+            StmtKind::Raise(code) => self.raise(code, s.span, ops),
             _ => {
                 if let Some(kind) = self.op(&s.kind, s.span) {
                     let handled = matches!(
@@ -227,6 +232,12 @@ impl Builder<'_, '_> {
                     draw: Some(lower_workload::draw(self.cx, d, Spent::Call(service))),
                 }
             }
+            StmtKind::Pick { local, lo, hi, zipf } => OpKind::Pick {
+                local: self.locals.bind(&local.text),
+                lo: *lo as i32,
+                hi: *hi as i32,
+                zipf: *zipf,
+            },
             StmtKind::Lock(m) => OpKind::Lock {
                 mutex: self.cx.mutex(m)?,
             },
@@ -266,6 +277,7 @@ impl Builder<'_, '_> {
             | StmtKind::Loop { .. }
             | StmtKind::Break
             | StmtKind::Retry { .. }
+            | StmtKind::Raise(_)
             | StmtKind::Region { .. } => return None,
         })
     }
@@ -393,7 +405,8 @@ impl Builder<'_, '_> {
     ///    body          -- its SQL without `catch` jumps to H on a listed error, code in #errK
     ///    goto E
     /// H: ROLLBACK
-    ///    [sleep D]
+    ///    unless #retryK < N goto X   -- no wait after the last attempt
+    ///    [sleep W(#retryK)]         -- the backoff: one sleep, or one per attempt
     ///    goto L
     /// X: raise #errK
     /// E:
@@ -402,7 +415,7 @@ impl Builder<'_, '_> {
         &mut self,
         attempts: u32,
         codes: &[(String, Span)],
-        backoff: Option<u64>,
+        backoff: Option<BackoffAst>,
         span: Span,
         body: &Block,
         ops: &mut Vec<Op>,
@@ -416,30 +429,40 @@ impl Builder<'_, '_> {
             local: error,
             codes,
             patches: Vec::new(),
+            raises: Vec::new(),
         });
         self.loops.push(Some(Vec::new()));
         self.block(body, ops);
         let breaks = self.loops.pop().flatten().unwrap_or_default();
-        let handler = self.handlers.pop().map(|h| h.patches).unwrap_or_default();
+        let (handler, raises) = self
+            .handlers
+            .pop()
+            .map(|h| (h.patches, h.raises))
+            .unwrap_or_default();
         let done = push(ops, OpKind::Jump(0), span);
         let h = sql_op(SqlStmt::Rollback, Vec::new(), None);
         let h = self.push_visible(ops, h, span);
-        if let Some(ms) = backoff {
-            let ticks = self.ms(ms);
-            let sleep = OpKind::Sleep {
-                ticks,
-                upto: ticks,
-                draw: None,
-            };
-            push(ops, sleep, span);
+        let last = ops.len();
+        let again = Expr::Binary(
+            BinOp::Lt,
+            Box::new(Expr::Local(counter)),
+            Box::new(Expr::Lit(Value::Int(i64::from(attempts)))),
+        );
+        push(ops, OpKind::JumpUnless { cond: again, target: 0 }, span);
+        if let Some(b) = backoff {
+            self.backoff(&b, attempts, counter, head, ops);
         }
         push(ops, OpKind::Jump(head as u32), span);
         let raise = push(ops, OpKind::Raise { local: error }, span);
         patch(ops, head, raise);
+        patch(ops, last, raise);
         let end = ops.len();
         patch(ops, done, end);
         for at in breaks {
             patch(ops, at, end);
+        }
+        for at in raises {
+            patch(ops, at, h);
         }
         for at in handler {
             if let OpKind::Sql {
@@ -452,11 +475,72 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// The symbols of a retry's error codes; unknown codes are reported.
+    /// The waits of a retry's backoff, after the attempt `counter` counts: one sleep when
+    /// they are alike, else one per attempt, each followed by a jump back to `head`.
+    fn backoff(&mut self, b: &BackoffAst, attempts: u32, counter: u16, head: usize, ops: &mut Vec<Op>) {
+        let waits = match b.waits(attempts) {
+            Ok(w) => w,
+            Err(d) => return self.cx.report(d),
+        };
+        let BackoffAst::Exponential { span, .. } = *b;
+        let sleep = |me: &mut Self, (lo, hi): (u64, u64)| OpKind::Sleep {
+            ticks: me.ms(lo),
+            upto: me.ms(hi),
+            draw: None,
+        };
+        if waits.windows(2).all(|w| w[0] == w[1]) {
+            if let Some(&w) = waits.first() {
+                let op = sleep(self, w);
+                push(ops, op, span);
+            }
+            return;
+        }
+        for (k, &w) in waits.iter().enumerate() {
+            let attempt = Expr::Binary(
+                BinOp::Eq,
+                Box::new(Expr::Local(counter)),
+                Box::new(Expr::Lit(Value::Int(k as i64 + 1))),
+            );
+            let test = push(ops, OpKind::JumpUnless { cond: attempt, target: 0 }, span);
+            let op = sleep(self, w);
+            push(ops, op, span);
+            push(ops, OpKind::Jump(head as u32), span);
+            let next = ops.len();
+            patch(ops, test, next);
+        }
+    }
+
+    /// `raise 'Code'`: the innermost `retry` that lists the code catches it (its handler rolls
+    /// back and tries again); otherwise the process ends with the error, as an exception
+    /// nobody catches ends a request.
+    fn raise(&mut self, code: &(String, Span), span: Span, ops: &mut Vec<Op>) {
+        let Some(sym) = self.error_codes(std::slice::from_ref(code)).pop() else {
+            return;
+        };
+        let value = Expr::Lit(Value::Str(sym));
+        let caught = self.handlers.last().filter(|h| h.codes.contains(&sym));
+        if let Some(h) = caught {
+            let local = h.local;
+            push(ops, OpKind::Assign { local, expr: value }, span);
+            let at = push(ops, OpKind::Jump(0), span);
+            if let Some(h) = self.handlers.last_mut() {
+                h.raises.push(at);
+            }
+            return;
+        }
+        let local = self.locals.bind("#raise");
+        push(ops, OpKind::Assign { local, expr: value }, span);
+        push(ops, OpKind::Raise { local }, span);
+    }
+
+    /// The symbols of a retry's (or a raise's) error codes: the databases' codes, and an
+    /// application's, which start with a letter (`'VersionConflict'`); others are reported.
     fn error_codes(&mut self, codes: &[(String, Span)]) -> Vec<Sym> {
         let mut syms = Vec::new();
         for (code, span) in codes {
-            if ERROR_CODES.contains(&code.as_str()) {
+            let application = code.starts_with(|c: char| c.is_ascii_alphabetic())
+                && code.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if ERROR_CODES.contains(&code.as_str()) || application {
                 let sym = self.cx.intern(code);
                 if !syms.contains(&sym) {
                     syms.push(sym);
@@ -466,7 +550,10 @@ impl Builder<'_, '_> {
             let known: Vec<String> = ERROR_CODES.iter().map(|c| format!("'{c}'")).collect();
             let msg = format!("unknown error code '{code}'");
             let d = Diagnostic::new(msg, *span, "not an error the databases raise")
-                .with_hint(format!("the error codes are {}", known.join(", ")));
+                .with_hint(format!(
+                    "the databases' error codes are {}; an application's error (`raise`) is a name, like 'VersionConflict'",
+                    known.join(", ")
+                ));
             self.cx.report(d);
         }
         syms

@@ -33,8 +33,16 @@ pub fn lower_schema(cx: &mut Cx, decls: &[Decl], has_db: bool) {
     }
     let mut keys: Vec<HashMap<Value, usize>> = vec![HashMap::new(); cx.tables.len()];
     for decl in decls {
-        if let DeclKind::Row { table, values } = &decl.kind {
-            row(cx, &mut keys, table, values);
+        if let DeclKind::Row {
+            table,
+            values,
+            through,
+        } = &decl.kind
+        {
+            match through {
+                None => row(cx, &mut keys, table, values),
+                Some((at, upper)) => rows(cx, &mut keys, table, values, (*at, upper)),
+            }
         }
     }
     for t in &mut cx.tables {
@@ -161,6 +169,49 @@ fn row(cx: &mut Cx, keys: &mut [HashMap<Value, usize>], table: &Name, values: &[
     ok &= key(cx, &mut keys[t], &row[pk], &values[pk], &table.text);
     if ok {
         cx.tables[t].rows.push(row);
+    }
+}
+
+/// The most rows one `row t (A..B, …)` declares.
+const MAX_RANGE_ROWS: i64 = 100_000;
+
+/// `row t (A..B, …)`: one row for each key from A to B, the other values alike.
+fn rows(
+    cx: &mut Cx,
+    keys: &mut [HashMap<Value, usize>],
+    table: &Name,
+    values: &[Lit],
+    (at, upper): (usize, &Lit),
+) {
+    let Some(t) = cx.table(table) else {
+        return;
+    };
+    let lower = &values[at];
+    let (LitKind::Int(a), LitKind::Int(b)) = (&lower.kind, &upper.kind) else {
+        let d = Diagnostic::new("a range of keys is of integers", upper.span, "not an integer")
+            .with_hint("write the keys as `1..100`");
+        return cx.report(d);
+    };
+    let span = crate::ir::Span {
+        start: lower.span.start,
+        end: upper.span.end,
+    };
+    if at != cx.tables[t as usize].pk {
+        let d = Diagnostic::new("only the primary key may be a range", span, "a range here")
+            .with_hint("a range declares one row for each key: write it in the key's place");
+        return cx.report(d);
+    }
+    if b < a || b - a >= MAX_RANGE_ROWS {
+        let what = if b < a { "an empty range" } else { "too many rows" };
+        let d = Diagnostic::new(format!("{what} of keys: {a}..{b}"), span, what).with_hint(
+            format!("a range runs from its lower key to its upper, at most {MAX_RANGE_ROWS} rows"),
+        );
+        return cx.report(d);
+    }
+    for k in *a..=*b {
+        let mut one = values.to_vec();
+        one[at].kind = LitKind::Int(k);
+        row(cx, keys, table, &one);
     }
 }
 

@@ -8,8 +8,8 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 31] = [
-    "if", "else", "repeat", "loop", "break", "return", "work", "sleep", "call", "lock", "unlock", "atomic",
+const STATEMENTS: [&str; 33] = [
+    "if", "else", "repeat", "loop", "break", "return", "work", "sleep", "call", "pick", "raise", "lock", "unlock", "atomic",
     "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
     "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "WAIT", "watchdog", "region",
 ];
@@ -122,6 +122,11 @@ impl Parser<'_> {
             "return" => self.return_stmt(),
             "work" | "sleep" => self.delay(lower == "work"),
             "call" => self.call_stmt(),
+            "raise" => {
+                self.bump();
+                Ok(StmtKind::Raise(self.error_code()?))
+            }
+            "pick" => self.pick_stmt(),
             "lock" | "unlock" => self.lock(lower == "lock"),
             "await" => self.await_stmt(),
             "atomic" => self.atomic(),
@@ -236,7 +241,7 @@ impl Parser<'_> {
             codes.push(self.error_code()?);
         }
         let backoff = if self.eat_word("backoff") {
-            Some(self.duration()?.0)
+            Some(self.backoff_spec()?)
         } else {
             None
         };

@@ -50,6 +50,8 @@ struct Client {
     restart_at: Option<u64>,
     /// Since when it waits for a lock.
     waiting_since: Option<u64>,
+    /// Since when it waits for a connection (true) or a database worker (false).
+    queued_since: Option<(u64, bool)>,
     /// `repeat`/`retry` rounds of the current request.
     rounds: Rounds,
 }
@@ -178,13 +180,31 @@ impl Sim<'_> {
     }
 
     /// Every transition due now, in a fixed order.
-    fn due(&self, out: &mut Vec<Choice>) {
+    fn due(&mut self, out: &mut Vec<Choice>) {
         out.clear();
-        let (m, s) = (self.m, &self.s);
+        let m = self.m;
+        let s = &self.s;
         for (i, p) in s.procs.iter().enumerate() {
             let pid = Pid(i as u16);
             if step::enabled(m, s, pid) {
                 out.push(Choice::Proc(pid));
+            } else if p.status == Status::Ready
+                && self.clients[i].queued_since.is_none()
+                && step::picking(m, s, pid).is_none()
+            {
+                // Ready but not able to step: it waits for a connection or a worker.
+                let pool = exec::capacity::waiting_for(m, s, pid)
+                    .is_some_and(|(what, _)| what.starts_with("a connection"));
+                self.clients[i].queued_since = Some((self.now, pool));
+            }
+            if let Some((lo, hi)) = step::picking(m, s, pid) {
+                let pc = p.pc as usize;
+                let zipf = match m.program(pid).ops[pc].kind {
+                    OpKind::Pick { zipf, .. } => zipf,
+                    _ => None,
+                };
+                let value = self.rng.value(lo, hi, zipf);
+                out.push(Choice::Pick { pid, value });
             }
             if p.check_in == Some(0) {
                 out.push(Choice::Check(pid));
@@ -222,7 +242,11 @@ impl Sim<'_> {
     /// Applies `c` and books what it did; false when it is not enabled.
     fn take(&mut self, c: Choice) -> bool {
         let actor = match c {
-            Choice::Proc(p) | Choice::Check(p) | Choice::Timeout(p) | Choice::Renew(p) => Some(p),
+            Choice::Proc(p)
+            | Choice::Pick { pid: p, .. }
+            | Choice::Check(p)
+            | Choice::Timeout(p)
+            | Choice::Renew(p) => Some(p),
             _ => None,
         };
         let (next, watch) = {
@@ -243,7 +267,7 @@ impl Sim<'_> {
         let rounds = actor.map(|p| &mut self.clients[p.index()].rounds);
         watch.book(self.m, &mut self.tally, rounds);
         match c {
-            Choice::Proc(p) => self.after_step(p, was),
+            Choice::Proc(p) | Choice::Pick { pid: p, .. } => self.after_step(p, was),
             Choice::Finish(p) => self.clients[p.index()].finish_at = None,
             Choice::Restart(p) => self.restarted(p),
             _ => {}
@@ -256,6 +280,11 @@ impl Sim<'_> {
         let i = p.index();
         let now = self.now;
         let group = self.m.processes[i].group;
+        if let Some((since, pool)) = self.clients[i].queued_since.take() {
+            let t = &mut self.tally.groups[group];
+            let waits = if pool { &mut t.pool_wait } else { &mut t.worker_wait };
+            waits.push((now - since) as u32);
+        }
         if matches!(was, Some(Status::Waiting(w)) if is_lock(w)) {
             if let Some(since) = self.clients[i].waiting_since.take() {
                 self.tally.groups[group].wait_time.push((now - since) as u32);

@@ -1,7 +1,7 @@
 //! Seeded draws from a model's distributions, in whole ticks.
 
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Exp, LogNormal};
+use rand_distr::{Distribution, Exp, LogNormal, Zipf};
 use rand_pcg::Pcg64Mcg;
 
 use crate::ir::workload::Dist;
@@ -46,6 +46,17 @@ impl Sampler {
         (x.round() as u64).clamp(u64::from(lo), u64::from(hi)) as u32
     }
 
+    /// A value of `lo..=hi` for `pick`: each alike, or with `zipf s` the k-th value (from
+    /// `lo`) with weight 1/k^s.
+    pub fn value(&mut self, lo: i32, hi: i32, zipf: Option<f64>) -> i32 {
+        let n = i64::from(hi) - i64::from(lo) + 1;
+        let k = match zipf.map(|s| Zipf::new(n as f64, s)) {
+            Some(Ok(z)) => (z.sample(&mut self.rng) as i64).clamp(1, n) - 1,
+            _ => self.rng.random_range(0..n),
+        };
+        (i64::from(lo) + k) as i32
+    }
+
     /// One of `n` (n > 0), each alike.
     pub fn pick(&mut self, n: usize) -> usize {
         self.rng.random_range(0..n)
@@ -84,6 +95,21 @@ mod tests {
         assert!((8.5..11.5).contains(&mean), "mean {mean}");
         let mut other = Sampler::new(7, 4);
         assert_ne!(a, (0..1000).map(|_| other.draw(d)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn picks_stay_in_range_and_zipf_favours_the_first_values() {
+        let mut s = Sampler::new(3, 0);
+        let uniform: Vec<i32> = (0..10_000).map(|_| s.value(-2, 2, None)).collect();
+        assert!(uniform.iter().all(|v| (-2..=2).contains(v)));
+        let first = uniform.iter().filter(|&&v| v == -2).count();
+        assert!((1700..2300).contains(&first), "{first}");
+        let skewed: Vec<i32> = (0..10_000).map(|_| s.value(1, 100, Some(1.1))).collect();
+        assert!(skewed.iter().all(|v| (1..=100).contains(v)));
+        let hot = skewed.iter().filter(|&&v| v == 1).count();
+        let cold = skewed.iter().filter(|&&v| v == 100).count();
+        // Weight 1 against 1/100^1.1 ≈ 0.0063, over a sum of about 4.3.
+        assert!((1900..2700).contains(&hot) && cold < 60, "{hot} {cold}");
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub struct GroupTally {
     pub lock_waits: u64,
     /// Ticks each wait for a row, gap or mutex lasted.
     pub wait_time: Vec<u32>,
+    /// Ticks each wait for a connection of a pool lasted (`pool P size N`).
+    pub pool_wait: Vec<u32>,
+    /// Ticks each wait for a database worker lasted (`db workers N`).
+    pub worker_wait: Vec<u32>,
     /// UPDATE/DELETE statements run, and those that matched no row (a version check lost).
     pub writes: u64,
     pub empty_writes: u64,
@@ -106,6 +110,8 @@ impl GroupTally {
         self.latency.extend_from_slice(&o.latency);
         self.retries.extend_from_slice(&o.retries);
         self.wait_time.extend_from_slice(&o.wait_time);
+        self.pool_wait.extend_from_slice(&o.pool_wait);
+        self.worker_wait.extend_from_slice(&o.worker_wait);
         self.lock_requests += o.lock_requests;
         self.lock_waits += o.lock_waits;
         self.writes += o.writes;

@@ -65,6 +65,10 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 if *by >= 0 { "+" } else { "-" },
                 ms(m, u64::from(by.unsigned_abs()))
             )),
+            Event::Picked { local, value } => {
+                let name = actor.map_or("?", |a| m.program(a).locals[*local as usize].as_str());
+                doing.push(format!("pick ${name} = {value}"));
+            }
             Event::Restarted { pid } => {
                 doing.push(format!("{} starts its next request", m.process_name(*pid)));
             }

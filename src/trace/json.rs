@@ -54,7 +54,7 @@ fn step(m: &Model, i: usize, s: &Step) -> Json {
         "time_ms": s.time * m.tick_ms,
         "did": d.doing,
         "world": d.world,
-        "events": s.events.iter().filter_map(|e| event(m, e)).collect::<Vec<_>>(),
+        "events": s.events.iter().filter_map(|e| event(m, d.actor, e)).collect::<Vec<_>>(),
     })
 }
 
@@ -115,7 +115,7 @@ fn server(m: &Model, s: u16) -> &str {
 /// One event as data, with its `kind`; `None` for the bookkeeping ones (where a step starts
 /// is the step's `line`).
 #[must_use]
-pub fn event(m: &Model, e: &Event) -> Option<Json> {
+pub fn event(m: &Model, actor: Option<Pid>, e: &Event) -> Option<Json> {
     let p = |pid: &Pid| m.process_name(*pid);
     let key = |k: &crate::ir::value::Sym| m.symbol(*k).to_string();
     Some(match e {
@@ -152,6 +152,10 @@ pub fn event(m: &Model, e: &Event) -> Option<Json> {
         }),
         Event::EndedEarly { pid } => json!({ "kind": "ended_early", "process": p(pid) }),
         Event::Restarted { pid } => json!({ "kind": "restarted", "process": p(pid) }),
+        Event::Picked { local, value } => {
+            let name = actor.map(|a| format!("${}", m.program(a).locals[*local as usize]));
+            json!({ "kind": "picked", "local": name, "value": value })
+        }
         Event::Finished { outcome } => json!({
             "kind": "finished", "outcome": outcome.as_ref().map(key),
         }),

@@ -183,6 +183,17 @@ fn ending(m: &Model, t: &Trace) -> String {
             m.process_name(e.holder)
         ));
     }
+    for p in 0..t.end.procs.len() {
+        let pid = crate::ir::value::Pid(p as u16);
+        if let Some((what, held)) = crate::exec::capacity::waiting_for(m, &t.end, pid) {
+            let names: Vec<String> = held.iter().map(|&h| m.process_name(h)).collect();
+            out.push_str(&format!(
+                "  {} waits for {what} ← held by {}\n",
+                m.process_name(pid),
+                names.join(", ")
+            ));
+        }
+    }
     out
 }
 

@@ -91,6 +91,7 @@ pub fn name(m: &Model, c: Choice, ticks: u64) -> String {
         Choice::Tick => format!("tick {}", ms(m, ticks)),
         Choice::Pass(dt) => format!("pass {}", ms(m, u64::from(dt))),
         Choice::Restart(pid) => format!("restart {}", p(pid)),
+        Choice::Pick { pid, value } => format!("pick {} {value}", p(pid)),
         Choice::Renew(pid) => format!("renew {}", p(pid)),
         Choice::Resume(pid) => format!("resume {}", p(pid)),
         Choice::Finish(pid) => format!("finish {}", p(pid)),
@@ -281,6 +282,17 @@ fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Opti
         "finish" => timer(Choice::Finish),
         "tick" => Ok((Choice::Tick, Some(arg(1)?.to_string()), 2)),
         "restart" => timer(Choice::Restart),
+        "pick" => {
+            let pid = process(arg(1)?)?;
+            let written = arg(2)?;
+            let value = written.parse::<i32>().map_err(|_| {
+                (
+                    format!("`pick {} {written}`: not a whole number", words[1]),
+                    Some("a pick names the value chosen, like `pick buyer[1] 3`".to_string()),
+                )
+            })?;
+            Ok((Choice::Pick { pid, value }, None, 3))
+        }
         "pass" => {
             let written = arg(1)?;
             let ticks = ticks_written(m, written).ok_or_else(|| {

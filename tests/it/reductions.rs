@@ -7,7 +7,9 @@
 //! two or three), process ids stored in Redis (`SET k $me NX`), keys private to a process
 //! (partial-order reduction's case) and shared ones, a mutex on a shared instance or on each
 //! process's own, a row, ghosts, delays, a branch on a reply (locals that live for a while,
-//! dead-local reduction's case), and invariants over all of them.
+//! dead-local reduction's case), values the environment picks, processes on a connection
+//! pool of one (which turns partial-order reduction and the step memo off), and invariants
+//! over all of them.
 
 use interlock::explore::{Options, StepMemo};
 use interlock::Model;
@@ -30,12 +32,17 @@ enum Stmt {
     IfGot,
     /// A transaction that locks the row while it reads and writes: others wait for it.
     Locked,
+    /// `pick $a from 0..2`: the environment's value, which `IfGot` may test.
+    Pick,
 }
 
 #[derive(Clone, Debug)]
 struct Group {
     count: usize,
     shared_instance: bool,
+    /// On the connection pool of one (then the reductions that assume steps are private or
+    /// alike alone are off, and the others must still agree).
+    pooled: bool,
     body: Vec<Stmt>,
 }
 
@@ -66,6 +73,7 @@ fn stmt_text(s: Stmt, g: usize) -> String {
         Stmt::Locked => "begin\n  select stock from sku where id = 1 for update into $s\n  \
                          update sku set stock = $s - 1 where id = 1\n  commit"
             .into(),
+        Stmt::Pick => "pick $a from 0..2".into(),
     }
 }
 
@@ -73,7 +81,7 @@ fn model_text(groups: &[Group], invariant: &str) -> String {
     let mut t = String::from(
         "model \"random\"\nabout \"generated\"\ndb postgres\n\
          table sku (id int primary key, stock int)\nrow sku (1, 2)\n\
-         ghost sold = 0\nghost inside = 0\nmutex m\n",
+         ghost sold = 0\nghost inside = 0\nmutex m\npool app size 1\n",
     );
     for (g, grp) in groups.iter().enumerate() {
         let place = if grp.shared_instance {
@@ -81,8 +89,9 @@ fn model_text(groups: &[Group], invariant: &str) -> String {
         } else {
             String::new()
         };
+        let pool = if grp.pooled { " pool app" } else { "" };
         t.push_str(&format!(
-            "process g{g}[{}]{place} {{\n  $s = 2\n  $a = 0\n",
+            "process g{g}[{}]{place}{pool} {{\n  $s = 2\n  $a = 0\n",
             grp.count
         ));
         for s in &grp.body {
@@ -111,6 +120,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
         3 => Just(Stmt::Critical),
         3 => Just(Stmt::IfGot),
         1 => Just(Stmt::Locked),
+        2 => Just(Stmt::Pick),
     ]
 }
 
@@ -118,11 +128,13 @@ fn group() -> impl Strategy<Value = Group> {
     (
         1usize..=3,
         any::<bool>(),
+        proptest::bool::weighted(0.25),
         proptest::collection::vec(stmt(), 1..=4),
     )
-        .prop_map(|(count, shared_instance, body)| Group {
+        .prop_map(|(count, shared_instance, pooled, body)| Group {
             count,
             shared_instance,
+            pooled,
             body,
         })
 }
@@ -201,11 +213,13 @@ fn the_generated_vocabulary_triggers_both_reductions() {
         Group {
             count: 2,
             shared_instance: false,
+            pooled: false,
             body: vec![Stmt::Claim(0), Stmt::Read, Stmt::Write, Stmt::Count],
         },
         Group {
             count: 1,
             shared_instance: false,
+            pooled: false,
             body: vec![Stmt::Incr(2), Stmt::Work, Stmt::Set(2, 1), Stmt::Decrement],
         },
     ];
@@ -234,6 +248,7 @@ fn the_dead_local_reduction_keeps_replies_still_to_be_read() {
     let groups = [Group {
         count: 2,
         shared_instance: false,
+        pooled: false,
         body: vec![Stmt::Incr(0), Stmt::IfGot, Stmt::Incr(0)],
     }];
     for (invariant, holds_) in [("sold <= 0", false), ("sold <= 1", true)] {

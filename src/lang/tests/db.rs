@@ -554,7 +554,7 @@ fn retry_lowers_to_a_loop_with_a_handler() {
     let ops = ops(&m);
     let want_head = OpKind::JumpUnless {
         cond: bin(BinOp::Lt, Expr::Local(0), int(3)),
-        target: 10,
+        target: 11,
     };
     assert_eq!(
         ops[0],
@@ -585,7 +585,7 @@ fn retry_lowers_to_a_loop_with_a_handler() {
     assert!(
         matches!(&ops[5], OpKind::Sql { stmt: SqlStmt::Commit, on_error, .. } if *on_error == own)
     );
-    assert_eq!(ops[6], OpKind::Jump(11));
+    assert_eq!(ops[6], OpKind::Jump(12));
     assert_eq!(
         ops[7],
         OpKind::Sql {
@@ -595,10 +595,12 @@ fn retry_lowers_to_a_loop_with_a_handler() {
         }
     );
     assert_eq!(m.tick_ms, 10);
-    assert_eq!(ops[8], OpKind::Sleep { ticks: 2, upto: 2, draw: None });
-    assert_eq!(ops[9], OpKind::Jump(1));
-    assert_eq!(ops[10], OpKind::Raise { local: 1 });
-    assert_eq!(ops[11], OpKind::Work { ticks: 1, upto: 1, draw: None });
+    // No wait after the last attempt: the handler re-tests the counter before it sleeps.
+    assert_eq!(ops[8], OpKind::JumpUnless { cond: bin(BinOp::Lt, Expr::Local(0), int(3)), target: 11 });
+    assert_eq!(ops[9], OpKind::Sleep { ticks: 2, upto: 2, draw: None });
+    assert_eq!(ops[10], OpKind::Jump(1));
+    assert_eq!(ops[11], OpKind::Raise { local: 1 });
+    assert_eq!(ops[12], OpKind::Work { ticks: 1, upto: 1, draw: None });
     assert_eq!(m.symbol(codes[1]), "40P01");
 }
 
@@ -612,19 +614,19 @@ fn nested_retry_and_break() {
     let m = with(&format!("db postgres\n{T}"), body, "");
     let ops = ops(&m);
     // 0 #retry1=0, 1 head, 2 bump, 3 commit (outer),
-    // 4 #retry2=0, 5 head, 6 bump, 7 commit (inner), 8 break→13, 9 jump 13, 10 rollback,
-    // 11 jump 5, 12 raise #err2, 13 break→outer end, 14 jump E, 15 rollback, 16 jump 1,
-    // 17 raise #err1, 18 return
+    // 4 #retry2=0, 5 head, 6 bump, 7 commit (inner), 8 break→14, 9 jump 14, 10 rollback,
+    // 11 unless more→13, 12 jump 5, 13 raise #err2, 14 break→outer end, 15 jump E,
+    // 16 rollback, 17 unless more→19, 18 jump 1, 19 raise #err1, 20 return
     let target = |k: &OpKind| match k {
         OpKind::Sql {
             on_error: Some(h), ..
         } => (h.local, h.codes.clone(), h.target),
         other => panic!("{other:?}"),
     };
-    assert_eq!(target(&ops[3]), (1, vec![error_code("40001")], Some(15)));
+    assert_eq!(target(&ops[3]), (1, vec![error_code("40001")], Some(16)));
     assert_eq!(target(&ops[7]), (3, vec![error_code("40P01")], Some(10)));
-    assert_eq!(ops[8], OpKind::Jump(13));
-    assert_eq!(ops[9], OpKind::Jump(13));
+    assert_eq!(ops[8], OpKind::Jump(14));
+    assert_eq!(ops[9], OpKind::Jump(14));
     assert!(matches!(
         &ops[10],
         OpKind::Sql {
@@ -633,15 +635,79 @@ fn nested_retry_and_break() {
             ..
         }
     ));
-    assert_eq!(ops[11], OpKind::Jump(5));
-    assert_eq!(ops[12], OpKind::Raise { local: 3 });
-    assert_eq!(ops[13], OpKind::Jump(18));
-    assert_eq!(ops[14], OpKind::Jump(18));
-    assert_eq!(ops[16], OpKind::Jump(1));
-    assert_eq!(ops[17], OpKind::Raise { local: 1 });
-    assert!(matches!(ops[18], OpKind::Return { outcome: None }));
-    assert!(matches!(ops[1], OpKind::JumpUnless { target: 17, .. }));
-    assert!(matches!(ops[5], OpKind::JumpUnless { target: 12, .. }));
+    assert!(matches!(ops[11], OpKind::JumpUnless { target: 13, .. }));
+    assert_eq!(ops[12], OpKind::Jump(5));
+    assert_eq!(ops[13], OpKind::Raise { local: 3 });
+    assert_eq!(ops[14], OpKind::Jump(20));
+    assert_eq!(ops[15], OpKind::Jump(20));
+    assert!(matches!(ops[17], OpKind::JumpUnless { target: 19, .. }));
+    assert_eq!(ops[18], OpKind::Jump(1));
+    assert_eq!(ops[19], OpKind::Raise { local: 1 });
+    assert!(matches!(ops[20], OpKind::Return { outcome: None }));
+    assert!(matches!(ops[1], OpKind::JumpUnless { target: 19, .. }));
+    assert!(matches!(ops[5], OpKind::JumpUnless { target: 13, .. }));
+}
+
+/// The waits a program sleeps, in ticks, in op order.
+fn sleeps(m: &Model) -> Vec<(u32, u32)> {
+    ops(m)
+        .iter()
+        .filter_map(|o| match o {
+            OpKind::Sleep { ticks, upto, .. } => Some((*ticks, *upto)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn backoffs_wait_as_tenacity_does() {
+    let decls = format!("db postgres\n{T}");
+    let body = |n: u32, b: &str| {
+        format!("retry {n} on '40001' backoff {b} {{\n update t set n = 1 where id = 1\n}}")
+    };
+    let m = with(&decls, &body(5, "exponential multiplier 1s min 1s max 5s"), "");
+    assert_eq!(m.tick_ms, 1000);
+    assert_eq!(sleeps(&m), vec![(1, 1), (2, 2), (4, 4), (5, 5)]);
+    let m = with(&decls, &body(3, "random_exponential multiplier 1s max 5s"), "");
+    assert_eq!(sleeps(&m), vec![(0, 1), (0, 2)]);
+    let m = with(&decls, &body(4, "fixed 10ms"), "");
+    assert_eq!(sleeps(&m), vec![(1, 1)], "alike waits are one sleep");
+    let m = with(&decls, &body(1, "exponential multiplier 1s"), "");
+    assert!(sleeps(&m).is_empty(), "one attempt never waits");
+    for (b, want) in [
+        ("exponential multiplier 1s", "longer than an hour"),
+        ("exponential multiplier 1s min 5s max 1s", "max lies below its min"),
+        ("linear 1s", "unknown backoff \"linear\""),
+    ] {
+        let got = errors(&source(&decls, &body(30, b), ""));
+        assert!(got.iter().any(|e| e.contains(want)), "{b}: {got:?}");
+    }
+}
+
+#[test]
+fn raise_is_caught_by_the_retry_that_lists_it() {
+    let decls = format!("db postgres\n{T}");
+    let body = "retry 3 on 'VersionConflict' {\n\
+                  update t set n = 1 where id = 1 into $n\n\
+                  if $n = 0 { raise 'VersionConflict' }\n\
+                  if $n = 2 { raise 'OutOfStock' }\n\
+                }";
+    let m = with(&decls, body, "");
+    let ops = ops(&m);
+    let conflict = m.symbols.iter().position(|s| s == "VersionConflict").unwrap();
+    let rollback = ops
+        .iter()
+        .position(|o| matches!(o, OpKind::Sql { stmt: SqlStmt::Rollback, .. }))
+        .unwrap();
+    let caught = ops.iter().position(|o| {
+        matches!(o, OpKind::Assign { expr: Expr::Lit(Value::Str(s)), .. } if s.0 as usize == conflict)
+    });
+    let at = caught.expect("the code is assigned to the handler's local");
+    assert_eq!(ops[at + 1], OpKind::Jump(rollback as u32));
+    let raises = ops.iter().filter(|o| matches!(o, OpKind::Raise { .. })).count();
+    assert_eq!(raises, 2, "the retry's re-raise and the uncaught OutOfStock");
+    let got = errors(&source(&decls, "raise '9999'", ""));
+    assert!(got[0].starts_with("unknown error code '9999'"), "{got:?}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod faults;
 mod liveness;
 mod redis;
 mod timing;
+mod workload;
 
 use super::{parse, parse_with, ParseOptions};
 use crate::ir::{Model, OpKind};

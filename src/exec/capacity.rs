@@ -1,0 +1,115 @@
+//! Shared capacity a step may have to wait for: the database server's workers (`db workers
+//! N`, SIM-8) and the connection pools (`pool P size N`, SIM-9). Neither is kept in the
+//! state: who holds one is read off the processes, so no count can drift from the truth.
+
+use crate::ir::{Model, OpKind, SqlStmt};
+use crate::ir::value::Pid;
+use crate::world::process::Status;
+use crate::world::State;
+
+/// Whether `pid` cannot start `op` yet: it needs a worker or a connection and none is free.
+#[must_use]
+pub fn must_wait(m: &Model, s: &State, pid: Pid, op: &OpKind) -> bool {
+    if m.workload.holds_worker(op) && !worker_free(m, s) {
+        return true;
+    }
+    needs_connection(m, s, pid, op) && !connection_free(m, s, pid)
+}
+
+/// Whether a database worker is free: fewer statements than `db workers` spend their latency.
+fn worker_free(m: &Model, s: &State) -> bool {
+    let Some(n) = m.workload.db_workers else {
+        return true;
+    };
+    let busy = (0..s.procs.len())
+        .filter(|&i| {
+            let p = &s.procs[i];
+            matches!(p.status, Status::Busy(_))
+                && p.pc > 0
+                && m.workload
+                    .holds_worker(&m.program(Pid(i as u16)).ops[p.pc as usize - 1].kind)
+        })
+        .count();
+    busy < usize::from(n)
+}
+
+/// Whether a statement (not COMMIT or ROLLBACK, which need no connection of their own).
+fn statement(op: &OpKind) -> bool {
+    matches!(op, OpKind::Sql { stmt, .. } if !matches!(stmt, SqlStmt::Commit | SqlStmt::Rollback))
+}
+
+/// Whether process `i` holds a connection of its pool: it has a transaction open (explicit,
+/// or an autocommit statement's that waits), or an autocommit statement of its is under way
+/// (spending its latency, or just done with it).
+#[must_use]
+pub fn holds_connection(m: &Model, s: &State, i: usize) -> bool {
+    let p = &s.procs[i];
+    if p.txn.is_some() {
+        return true;
+    }
+    let ops = &m.program(Pid(i as u16)).ops;
+    let pc = p.pc as usize;
+    matches!(p.status, Status::Busy(_) | Status::Ready)
+        && pc > 0
+        && ops.get(pc).is_some_and(|op| statement(&op.kind))
+        && m.workload.is_db_latency(&ops[pc - 1].kind)
+}
+
+/// Whether `op` would take a connection `pid` does not hold: a BEGIN, a statement, or a
+/// statement's latency, outside a transaction, by a process placed on a pool.
+fn needs_connection(m: &Model, s: &State, pid: Pid, op: &OpKind) -> bool {
+    let group = m.processes[pid.index()].group;
+    if m.workload.pool_of(group).is_none() || holds_connection(m, s, pid.index()) {
+        return false;
+    }
+    matches!(op, OpKind::Sql { stmt: SqlStmt::Begin { .. }, .. })
+        || statement(op)
+        || m.workload.is_db_latency(op)
+}
+
+/// Whether `pid`'s pool has a connection no process holds.
+fn connection_free(m: &Model, s: &State, pid: Pid) -> bool {
+    let group = m.processes[pid.index()].group;
+    let Some(pool) = m.workload.pool_of(group) else {
+        return true;
+    };
+    let held = (0..s.procs.len())
+        .filter(|&i| {
+            m.workload.pool_of(m.processes[i].group) == Some(pool) && holds_connection(m, s, i)
+        })
+        .count();
+    held < usize::from(m.workload.pools[pool as usize].size)
+}
+
+/// What `pid`, ready at its next op, waits for, if anything: a database worker or a
+/// connection of its pool, with the processes that hold them.
+#[must_use]
+pub fn waiting_for(m: &Model, s: &State, pid: Pid) -> Option<(String, Vec<Pid>)> {
+    let p = &s.procs[pid.index()];
+    if p.status != Status::Ready {
+        return None;
+    }
+    let op = &m.program(pid).ops.get(p.pc as usize)?.kind;
+    let holders = |held: &dyn Fn(usize) -> bool| -> Vec<Pid> {
+        (0..s.procs.len()).filter(|&i| held(i)).map(|i| Pid(i as u16)).collect()
+    };
+    if m.workload.holds_worker(op) && !worker_free(m, s) {
+        let busy = holders(&|i| {
+            let q = &s.procs[i];
+            matches!(q.status, Status::Busy(_))
+                && q.pc > 0
+                && m.workload
+                    .holds_worker(&m.program(Pid(i as u16)).ops[q.pc as usize - 1].kind)
+        });
+        return Some(("a database worker".to_string(), busy));
+    }
+    if !needs_connection(m, s, pid, op) || connection_free(m, s, pid) {
+        return None;
+    }
+    let pool = m.workload.pool_of(m.processes[pid.index()].group)?;
+    let held = holders(&|i| {
+        m.workload.pool_of(m.processes[i].group) == Some(pool) && holds_connection(m, s, i)
+    });
+    let name = &m.workload.pools[pool as usize].name;
+    Some((format!("a connection of pool {name}"), held))
+}

@@ -165,6 +165,41 @@ fn bad_workload_input_is_an_error_with_its_place() {
             "{line}: {e}"
         );
     }
+    let coded = [
+        ("pick $x from 3..1", "over an empty range", 5),
+        (
+            "pick $x from 1..3 zipff 1",
+            "unknown distribution \"zipff\"",
+            5,
+        ),
+        ("pick $x from 1..3 zipf 0", "zipf exponent", 5),
+        ("pick x from 1..3", "the local that receives", 5),
+        ("pick $x from 1..100000", "too wide", 5),
+    ];
+    for (line, want, at) in coded {
+        let text = format!(
+            "model \"m\"\nabout \"a\"\ndb postgres\nprocess p {{\n  {line}\n  work 1ms\n}}\nexpect holds\n"
+        );
+        let e = Model::parse("bad.model", &text)
+            .expect_err(line)
+            .to_string();
+        assert!(
+            e.contains(want) && e.contains(&format!("bad.model:{at}:")),
+            "{line}: {e}"
+        );
+    }
+    for (row, want) in [
+        ("row t (5..1, 0)", "an empty range of keys"),
+        ("row t (1, 0..3)", "only the primary key"),
+        ("row t (1..'a', 0)", "of integers"),
+        ("row t (1..200000, 0)", "too many rows"),
+    ] {
+        let text = format!(
+            "model \"m\"\nabout \"a\"\ndb postgres\ntable t (id int primary key, v int)\n{row}\nprocess p {{\n  work 1ms\n}}\nexpect holds\n"
+        );
+        let e = Model::parse("bad.model", &text).expect_err(row).to_string();
+        assert!(e.contains(want) && e.contains("bad.model:5:"), "{row}: {e}");
+    }
     let opts = ParseOptions {
         db: None,
         set: vec![("client".into(), "3".into())],
@@ -198,6 +233,15 @@ fn choice_claims_hold() {
         opt.retry_rate > 0.3 && pess.throughput > opt.throughput,
         "{opt:?} {pess:?}"
     );
+    let spread = all(
+        "hot-optimistic",
+        &[("clients", "25"), ("hot_rows", "100")],
+        2_000,
+    );
+    assert!(
+        spread.retry_rate < opt.retry_rate / 3.0 && spread.throughput > 2.0 * opt.throughput,
+        "spreading the load over more rows lowers the conflict rate: {spread:?}"
+    );
     let hybrid = all("hybrid", &c, 2_000);
     assert!(hybrid.throughput < pess.throughput && hybrid.failed.is_empty());
     let now = all("backoff", &[("clients", "25"), ("backoff", "0")], 10_000);
@@ -218,4 +262,58 @@ fn choice_claims_hold() {
     );
     assert!(inside.lock_wait_p99_ms > 5.0 * after.lock_wait_p99_ms.max(1.0));
     assert!(inside.throughput < after.throughput);
+}
+
+/// The sections of docs/choosing-a-lock.md that need a capacity, a pool or tenacity's forms.
+#[test]
+fn capacity_pool_and_backoff_claims_hold() {
+    let group = |file: &str, set: &[(&str, &str)], ms: u64, g: usize| {
+        let sim = priced(&format!("models/choice/{file}.model"), set).simulate(&opts(2, ms, 2));
+        assert_eq!(sim.violated_runs(), 0, "{file}");
+        sim.figures().remove(g)
+    };
+    let cap = |w: &str| {
+        let set = [("clients", "50"), ("rows", "100"), ("db_workers", w)];
+        group("capacity", &set, 2_000, 0)
+    };
+    let (one, four) = (cap("1"), cap("4"));
+    assert!(
+        (400.0..600.0).contains(&one.throughput),
+        "one worker: {one:?}"
+    );
+    assert!(four.throughput > 2.5 * one.throughput, "{four:?}");
+    let pool = |inside: &str| {
+        let set = [
+            ("buyers", "10"),
+            ("readers", "10"),
+            ("pool_size", "5"),
+            ("rows", "100"),
+            ("inside", inside),
+        ];
+        group("pool-exhaustion", &set, 3_000, 1)
+    };
+    let (after, inside) = (pool("0"), pool("1"));
+    assert!(after.group.starts_with("reader") && inside.pool_waits > 0);
+    assert!(
+        inside.pool_wait_p99_ms > 5.0 * after.pool_wait_p99_ms.max(1.0)
+            && inside.throughput < after.throughput,
+        "readers wait for connections: {after:?} {inside:?}"
+    );
+    let bought = |f: &str| {
+        let sim = priced(
+            &format!("models/choice/{f}.model"),
+            &[("clients", "40"), ("units", "20")],
+        )
+        .simulate(&opts(4, 10_000, 2));
+        let fig = sim.figures().remove(0);
+        fig.outcomes
+            .iter()
+            .find(|(o, _)| o == "bought")
+            .map_or(0, |x| x.1)
+    };
+    let (lockstep, jitter) = (bought("tenacity"), bought("tenacity-jitter"));
+    assert!(
+        jitter > 2 * lockstep,
+        "jitter sells more: {jitter} vs {lockstep}"
+    );
 }

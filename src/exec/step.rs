@@ -212,6 +212,29 @@ fn local<O: Observer>(
             }
             return Ok(true);
         }
+        OpKind::SleepFor { expr, unit } => {
+            let Value::Int(v) = eval(expr, &scope(m, st, pid))? else {
+                return Err(RunError::BadDelay);
+            };
+            let ticks = u32::try_from(v)
+                .ok()
+                .and_then(|v| v.checked_mul(*unit))
+                .ok_or(RunError::BadDelay)?;
+            st.procs[i].pc = next;
+            if ticks == 0 {
+                return Ok(true);
+            }
+            st.procs[i].status = Status::Busy(ticks);
+            st.procs[i].slack = 0;
+            if O::EVENTS {
+                obs.event(Event::Delay {
+                    work: false,
+                    ticks,
+                    upto: ticks,
+                });
+            }
+            return Ok(false);
+        }
         OpKind::Sql {
             stmt: SqlStmt::Begin { isolation },
             ..

@@ -112,6 +112,7 @@ fn edges(op: &Op, pc: usize, edge: &mut dyn FnMut(usize, &[u16])) {
         OpKind::SetGhost { .. }
         | OpKind::Work { .. }
         | OpKind::Sleep { .. }
+        | OpKind::SleepFor { .. }
         | OpKind::Atomic { .. }
         | OpKind::WatchdogStart { .. }
         | OpKind::WatchdogStop

@@ -75,6 +75,7 @@ impl Por {
                 | OpKind::Return { .. }
                 | OpKind::Work { .. }
                 | OpKind::Sleep { .. }
+                | OpKind::SleepFor { .. }
                 | OpKind::Sql { .. }
                 | OpKind::Redis { .. }
                 | OpKind::AwaitRedis { .. }
@@ -238,6 +239,7 @@ fn allowed(op: &crate::ir::Op, keys: &[Sym], alone: bool) -> bool {
             OpKind::Work { .. }
             | OpKind::Pick { .. }
             | OpKind::Sleep { .. }
+            | OpKind::SleepFor { .. }
             | OpKind::Sql { .. }
             | OpKind::AwaitRedis { .. }
             | OpKind::Atomic { .. }
@@ -255,6 +257,7 @@ fn allowed(op: &crate::ir::Op, keys: &[Sym], alone: bool) -> bool {
         | OpKind::Return { .. }
         | OpKind::Work { .. }
         | OpKind::Sleep { .. }
+        | OpKind::SleepFor { .. }
         | OpKind::Pick { .. }
         | OpKind::Raise { .. }
         | OpKind::WatchdogStart { .. }
@@ -293,7 +296,8 @@ fn may_be_private(
             continue;
         }
         match &op.kind {
-            OpKind::Assign { .. } => todo.push((i + 1, after)),
+            // A computed sleep of no time goes on with the step.
+            OpKind::Assign { .. } | OpKind::SleepFor { .. } => todo.push((i + 1, after)),
             OpKind::Jump(t) => todo.push((*t as usize, after)),
             OpKind::JumpUnless { target, .. } => {
                 todo.push((i + 1, after));
@@ -390,6 +394,7 @@ fn keys_named(m: &Model, p: usize) -> Vec<Sym> {
                 | OpKind::Return { .. }
                 | OpKind::Work { .. }
                 | OpKind::Sleep { .. }
+                | OpKind::SleepFor { .. }
                 | OpKind::Sql { .. }
                 | OpKind::Raise { .. }
                 | OpKind::Pick { .. }

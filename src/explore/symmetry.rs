@@ -438,6 +438,7 @@ fn ids_reach_sql(ops: &[crate::ir::Op]) -> bool {
                 | OpKind::Return { .. }
                 | OpKind::Work { .. }
                 | OpKind::Sleep { .. }
+                | OpKind::SleepFor { .. }
                 | OpKind::Atomic { .. }
                 | OpKind::Raise { .. }
                 | OpKind::WatchdogStart { .. }

@@ -48,6 +48,12 @@ pub enum OpKind {
         upto: u32,
         draw: Option<u16>,
     },
+    /// `sleep EXPR ms` (or `s`): a pause of a length the process computes, `unit` ticks per
+    /// unit of the value (a backoff written as the seeds write it: `sleep $delay ms`).
+    SleepFor {
+        expr: Expr,
+        unit: u32,
+    },
     /// `pick $x from lo..hi [zipf s]`: the environment chooses a value of the range for the
     /// local (`Choice::Pick`); it starts a step of its own, which goes on as a step does.
     Pick {
@@ -247,7 +253,7 @@ impl OpKind {
     pub fn exprs(&self, f: &mut dyn FnMut(&Expr)) {
         match self {
             OpKind::Assign { expr, .. } | OpKind::SetGhost { expr, .. } => f(expr),
-            OpKind::JumpUnless { cond, .. } => f(cond),
+            OpKind::JumpUnless { cond, .. } | OpKind::SleepFor { expr: cond, .. } => f(cond),
             OpKind::Sql { stmt, .. } => stmt.exprs(f),
             OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => {
                 if let RedisCmd::Set { value, .. } = cmd {

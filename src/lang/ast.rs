@@ -280,6 +280,8 @@ pub enum StmtKind {
     Work(DelayAst),
     /// `sleep D`: waiting on purpose (backoff).
     Sleep(DelayAst),
+    /// `sleep EXPR ms` / `sleep EXPR s`: a computed pause; the unit in milliseconds.
+    SleepFor(Expr, u64),
     /// `call NAME D`: a call to another service (a payment provider), as `work`.
     Call(Name, DelayAst),
     /// `pick $x from lo..hi [zipf s]`: the environment chooses the value.

@@ -124,7 +124,7 @@ fn refused_in_atomic(kind: &StmtKind) -> Option<&'static str> {
         StmtKind::Lock(_) => "`lock`",
         StmtKind::Unlock(_) => "`unlock`",
         StmtKind::Work(..) => "`work`",
-        StmtKind::Sleep(..) => "`sleep`",
+        StmtKind::Sleep(..) | StmtKind::SleepFor(..) => "`sleep`",
         StmtKind::Call(..) => "`call`",
         StmtKind::Pick { .. } => "`pick`",
         StmtKind::Redis {
@@ -230,6 +230,14 @@ impl Builder<'_, '_> {
                     ticks: self.ms(d.lo),
                     upto: self.ms(d.hi),
                     draw: Some(lower_workload::draw(self.cx, d, Spent::Call(service))),
+                }
+            }
+            StmtKind::SleepFor(e, unit) => {
+                // Any whole number of milliseconds can come out: the tick is at most 1 ms.
+                self.cx.durations.push(1);
+                OpKind::SleepFor {
+                    expr: self.code(e),
+                    unit: *unit as u32,
                 }
             }
             StmtKind::Pick { local, lo, hi, zipf } => OpKind::Pick {
@@ -814,7 +822,9 @@ pub fn apply_tick(ops: &mut [Op], tick: u64) {
                 scale(ticks);
                 scale(upto);
             }
-            OpKind::WatchdogStart { lease, .. } => scale(lease),
+            OpKind::WatchdogStart { lease, .. } | OpKind::SleepFor { unit: lease, .. } => {
+                scale(lease);
+            }
             OpKind::Redis { cmd, .. } | OpKind::AwaitRedis { cmd, .. } => match cmd {
                 RedisCmd::Set { px: Some(t), .. }
                 | RedisCmd::Pexpire { ttl: t, .. }

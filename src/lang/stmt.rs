@@ -282,12 +282,32 @@ impl Parser<'_> {
     /// `work 100ms` / `sleep 2s` / `work 100..300ms` / `sleep 1s..2s`
     fn delay(&mut self, work: bool) -> PResult<StmtKind> {
         self.bump();
+        if !work && matches!(self.peek().tok, Tok::Local(_) | Tok::Punct("(")) {
+            return self.computed_sleep();
+        }
         let delay = self.delay_spec()?;
         Ok(if work {
             StmtKind::Work(delay)
         } else {
             StmtKind::Sleep(delay)
         })
+    }
+
+    /// `sleep EXPR ms|s`: a pause whose length the process computes.
+    fn computed_sleep(&mut self) -> PResult<StmtKind> {
+        let expr = self.expr()?;
+        let unit = match &self.peek().tok {
+            Tok::Word(w) if w.eq_ignore_ascii_case("ms") => 1,
+            Tok::Word(w) if w.eq_ignore_ascii_case("s") => 1000,
+            _ => {
+                let t = self.peek().clone();
+                let d = Diagnostic::new("a computed sleep needs its unit", t.span, "ms or s?")
+                    .with_hint("write `sleep $delay ms` (the value counts milliseconds) or `sleep $delay s`");
+                return self.fail(d);
+            }
+        };
+        self.bump();
+        Ok(StmtKind::SleepFor(expr, unit))
     }
 
     /// `call NAME D`: a call to another service.

@@ -364,7 +364,8 @@ pack_unit_enum!(RunError {
     Overflow,
     UnlockNotHeld,
     Relock,
-    KeyUpdate
+    KeyUpdate,
+    BadDelay
 });
 
 impl Pack for Status {

@@ -118,6 +118,8 @@ pub enum RunError {
     Relock,
     /// An UPDATE that sets the primary key (not modelled).
     KeyUpdate,
+    /// `sleep $d ms` with a negative (or not integer) `$d`.
+    BadDelay,
 }
 
 impl RunError {
@@ -130,6 +132,7 @@ impl RunError {
             RunError::UnlockNotHeld => "unlock of a mutex this process does not hold",
             RunError::Relock => "lock of a mutex this process already holds",
             RunError::KeyUpdate => "an UPDATE of the primary key (not modelled)",
+            RunError::BadDelay => "a sleep whose length is negative or not a whole number",
         }
     }
 }

@@ -34,6 +34,8 @@ enum Stmt {
     Locked,
     /// `pick $a from 0..2`: the environment's value, which `IfGot` may test.
     Pick,
+    /// `sleep $s * 5 ms`: a pause of a computed length (none when the stock read is 0).
+    Pause,
 }
 
 #[derive(Clone, Debug)]
@@ -74,6 +76,7 @@ fn stmt_text(s: Stmt, g: usize) -> String {
                          update sku set stock = $s - 1 where id = 1\n  commit"
             .into(),
         Stmt::Pick => "pick $a from 0..2".into(),
+        Stmt::Pause => "sleep $s * 5 ms".into(),
     }
 }
 
@@ -121,6 +124,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
         3 => Just(Stmt::IfGot),
         1 => Just(Stmt::Locked),
         2 => Just(Stmt::Pick),
+        2 => Just(Stmt::Pause),
     ]
 }
 

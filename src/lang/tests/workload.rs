@@ -75,3 +75,19 @@ fn workers_and_pools_are_declared_once_and_named_right() {
     let got = messages(&src.replace("db workers 4", "db workers 4\ndb workers 2"));
     assert!(got[0].contains("`db workers` is declared twice"), "{got:?}");
 }
+
+#[test]
+fn a_computed_sleep_counts_its_unit_in_ticks() {
+    let m = with(T, "$d = 3\nsleep $d * 2 s\nsleep ($d) ms\nwork 10ms", "");
+    assert_eq!(m.tick_ms, 1);
+    let units: Vec<u32> = ops(&m)
+        .iter()
+        .filter_map(|o| match o {
+            OpKind::SleepFor { unit, .. } => Some(*unit),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(units, vec![1000, 1]);
+    let got = errors(&source(T, "sleep $d", ""));
+    assert!(got[0].starts_with("a computed sleep needs its unit"), "{got:?}");
+}

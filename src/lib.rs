@@ -50,7 +50,7 @@ pub use explore::{Bound, Failure, Options, Outcome, Progress, Stats, StepMemo};
 pub use ir::value::{Pid, Sym};
 pub use ir::Flavour;
 pub use lang::{Diagnostic, Diagnostics, ParseOptions};
-pub use simulation::{Figures, SimulateOptions, Simulation, SIMULATION_JSON_VERSION};
+pub use simulation::{Figures, SimProgress, SimulateOptions, Simulation, SIMULATION_JSON_VERSION};
 pub use trace::token::TokenError;
 pub use trace::Trace;
 pub use verdict::Verdict;

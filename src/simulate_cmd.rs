@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use interlock::{Flavour, Model, ParseOptions, SimulateOptions, Simulation};
+use interlock::{Flavour, Model, ParseOptions, SimProgress, SimulateOptions, Simulation};
 
 /// What `simulate` was asked for.
 pub struct Args {
@@ -89,7 +89,15 @@ pub fn run(args: &Args, files: &[PathBuf]) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let sim = model.simulate(&args.opts);
+            let label = match v {
+                Some(v) => format!(
+                    "{} {}={v}",
+                    short(&f.display().to_string()),
+                    args.sweep.as_ref().map_or("", |s| s.0.as_str())
+                ),
+                None => short(&f.display().to_string()).to_string(),
+            };
+            let sim = watched(&model, &args.opts, &label);
             sims.push((f.display().to_string(), v.map(str::to_string), sim));
         }
     }
@@ -112,6 +120,44 @@ pub fn run(args: &Args, files: &[PathBuf]) -> ExitCode {
         3
     } else {
         0
+    })
+}
+
+/// Runs the simulation, with a live line on the terminal (runs done, steps, steps a second)
+/// when stderr is one.
+fn watched(model: &Model, opts: &SimulateOptions, label: &str) -> Simulation {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let progress = SimProgress::default();
+    if !std::io::stderr().is_terminal() {
+        return model.simulate_watched(opts, &progress);
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let started = std::time::Instant::now();
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {prefix} {msg}")
+                    .expect("a valid template"),
+            );
+            bar.set_prefix(label.to_string());
+            while !done.load(Relaxed) {
+                let steps = progress.steps.load(Relaxed);
+                let rate = steps as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_message(format!(
+                    "{} of {} runs done, {steps} steps, {rate:.0}/s",
+                    progress.runs.load(Relaxed),
+                    opts.runs
+                ));
+                bar.tick();
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            bar.finish_and_clear();
+        });
+        let sim = model.simulate_watched(opts, &progress);
+        done.store(true, Relaxed);
+        sim
     })
 }
 

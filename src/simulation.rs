@@ -99,6 +99,10 @@ pub struct Figures {
     pub latency_max_ms: f64,
 }
 
+/// How far a running simulation has got: `steps` taken and `runs` done, over every thread
+/// (atomic counters; read them with `load`).
+pub use crate::sim::Progress as SimProgress;
+
 /// What `simulate` measured.
 #[derive(Clone, Debug)]
 pub struct Simulation {
@@ -113,6 +117,13 @@ impl Model {
     /// `check` explores, timed by the latencies the model declares.
     #[must_use]
     pub fn simulate(&self, opts: &SimulateOptions) -> Simulation {
+        self.simulate_watched(opts, &SimProgress::default())
+    }
+
+    /// [`Model::simulate`], telling `progress` how far it has got as it goes (another
+    /// thread may read it for a progress line; the figures do not depend on it).
+    #[must_use]
+    pub fn simulate_watched(&self, opts: &SimulateOptions, progress: &SimProgress) -> Simulation {
         let m = &self.ir;
         let tick = m.tick_ms.max(1);
         let horizon = opts.duration_ms.div_ceil(tick);
@@ -132,7 +143,9 @@ impl Model {
             ..crate::Options::default()
         };
         let stop = crate::explore::Stop::default();
-        let report = crate::limits::watched(&limits, &stop, || crate::sim::simulate(m, sim, &stop));
+        let report = crate::limits::watched(&limits, &stop, || {
+            crate::sim::simulate(m, sim, &stop, progress)
+        });
         Simulation {
             model: self.clone(),
             opts: opts.clone(),

@@ -18,6 +18,16 @@ use crate::ir::Model;
 pub use run::Bounds;
 pub use tally::{GroupTally, Tally};
 
+/// How far a simulation has got, for a progress line: steps taken and runs done, summed
+/// over the threads (read from another thread while it runs; the figures never read it).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Steps taken so far (told every few thousand steps, and at the end of each run).
+    pub steps: std::sync::atomic::AtomicU64,
+    /// Runs done.
+    pub runs: std::sync::atomic::AtomicU64,
+}
+
 /// What to simulate.
 #[derive(Clone, Copy, Debug)]
 pub struct SimOptions {
@@ -44,12 +54,12 @@ pub struct Report {
 
 /// Runs `opts.runs` runs of `m` and merges them in run order.
 #[must_use]
-pub fn simulate(m: &Model, opts: SimOptions, stop: &Stop) -> Report {
+pub fn simulate(m: &Model, opts: SimOptions, stop: &Stop, progress: &Progress) -> Report {
     let plan = program::Plan::new(m);
     let threads = opts.threads.clamp(1, 64).min(opts.runs.max(1) as usize);
     let results: Vec<(u64, run::RunResult)> = if threads == 1 {
         (0..opts.runs)
-            .map_while(|r| one(m, &plan, opts, r, stop))
+            .map_while(|r| one(m, &plan, opts, r, (stop, progress)))
             .collect()
     } else {
         let mut all: Vec<(u64, run::RunResult)> = std::thread::scope(|scope| {
@@ -59,7 +69,7 @@ pub fn simulate(m: &Model, opts: SimOptions, stop: &Stop) -> Report {
                     scope.spawn(move || {
                         (t as u64..opts.runs)
                             .step_by(threads)
-                            .map_while(|r| one(m, plan, opts, r, stop))
+                            .map_while(|r| one(m, plan, opts, r, (stop, progress)))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -87,13 +97,17 @@ fn one(
     plan: &program::Plan,
     opts: SimOptions,
     r: u64,
-    stop: &Stop,
+    (stop, progress): (&Stop, &Progress),
 ) -> Option<(u64, run::RunResult)> {
     if stop.raised().is_some() {
         return None;
     }
     let rng = sample::Sampler::new(opts.seed, r);
-    run::run(m, plan, rng, opts.bounds, stop).map(|res| (r, res))
+    let res = run::run(m, plan, rng, opts.bounds, (stop, progress))?;
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    progress.steps.fetch_add(res.tally.events % run::PROGRESS_EVERY, relaxed);
+    progress.runs.fetch_add(1, relaxed);
+    Some((r, res))
 }
 
 fn merge(m: &Model, results: Vec<(u64, run::RunResult)>) -> Report {

@@ -18,6 +18,9 @@ use crate::ir::{Model, OpKind};
 use crate::world::process::{Status, Wait};
 use crate::world::State;
 
+/// A run tells its progress (and looks at its stop) once every this many steps.
+pub const PROGRESS_EVERY: u64 = 4096;
+
 /// How long a run lasts and what it may spend.
 #[derive(Clone, Copy, Debug)]
 pub struct Bounds {
@@ -76,7 +79,13 @@ struct Sim<'m> {
 /// Runs the model once from its initial state with the random source `rng`;
 /// `None` when `stop` was raised before it ended.
 #[must_use]
-pub fn run(m: &Model, plan: &Plan, rng: Sampler, bounds: Bounds, stop: &Stop) -> Option<RunResult> {
+pub fn run(
+    m: &Model,
+    plan: &Plan,
+    rng: Sampler,
+    bounds: Bounds,
+    (stop, progress): (&Stop, &super::Progress),
+) -> Option<RunResult> {
     let clients = m
         .processes
         .iter()
@@ -109,7 +118,7 @@ pub fn run(m: &Model, plan: &Plan, rng: Sampler, bounds: Bounds, stop: &Stop) ->
             sim.arrivals[g] = u64::from(sim.draw_id(gap));
         }
     }
-    let violation = sim.go(stop)?;
+    let violation = sim.go(stop, progress)?;
     let unfinished = sim.clients.iter().filter(|c| c.started.is_some()).count() as u64;
     sim.tally.time = sim.now;
     sim.tally.runs = 1;
@@ -125,12 +134,22 @@ impl Sim<'_> {
     /// A run goes on after a violation (its figures are still measured), without checking
     /// the properties again or keeping its path.
     #[allow(clippy::option_option)]
-    fn go(&mut self, stop: &Stop) -> Option<Option<(Failure, Vec<Choice>)>> {
+    fn go(
+        &mut self,
+        stop: &Stop,
+        progress: &super::Progress,
+    ) -> Option<Option<(Failure, Vec<Choice>)>> {
         let mut due = Vec::new();
         let mut found = self.broken().map(|f| (f, Vec::new()));
+        let mut told = 0;
         while self.tally.events < self.bounds.max_events {
-            if self.tally.events % 4096 == 0 && stop.raised().is_some() {
-                return None;
+            if self.tally.events % PROGRESS_EVERY == 0 && self.tally.events > told {
+                told = self.tally.events;
+                let relaxed = std::sync::atomic::Ordering::Relaxed;
+                progress.steps.fetch_add(PROGRESS_EVERY, relaxed);
+                if stop.raised().is_some() {
+                    return None;
+                }
             }
             self.due(&mut due);
             if self.take_one(&mut due).is_some() {

@@ -7,13 +7,16 @@ use crate::ir::value::Pid;
 use crate::world::process::Status;
 use crate::world::State;
 
-/// Whether `pid` cannot start `op` yet: it needs a worker or a connection and none is free.
+/// Whether `pid` cannot start its next op yet: it needs a worker or a connection and none
+/// is free.
 #[must_use]
-pub fn must_wait(m: &Model, s: &State, pid: Pid, op: &OpKind) -> bool {
+pub fn must_wait(m: &Model, s: &State, pid: Pid) -> bool {
+    let pc = s.procs[pid.index()].pc as usize;
+    let op = &m.program(pid).ops[pc].kind;
     if m.workload.holds_worker(op) && !worker_free(m, s) {
         return true;
     }
-    needs_connection(m, s, pid, op) && !connection_free(m, s, pid)
+    needs_connection(m, s, pid) && !connection_free(m, s, pid)
 }
 
 /// Whether a database worker is free: fewer statements than `db workers` spend their latency.
@@ -49,22 +52,27 @@ pub fn holds_connection(m: &Model, s: &State, i: usize) -> bool {
     }
     let ops = &m.program(Pid(i as u16)).ops;
     let pc = p.pc as usize;
-    matches!(p.status, Status::Busy(_) | Status::Ready)
+    // A hung process keeps its connections (its autocommit statement's too).
+    matches!(p.status, Status::Busy(_) | Status::Ready | Status::Hung)
         && pc > 0
         && ops.get(pc).is_some_and(|op| statement(&op.kind))
         && m.workload.is_db_latency(&ops[pc - 1].kind)
 }
 
-/// Whether `op` would take a connection `pid` does not hold: a BEGIN, a statement, or a
-/// statement's latency, outside a transaction, by a process placed on a pool.
-fn needs_connection(m: &Model, s: &State, pid: Pid, op: &OpKind) -> bool {
+/// Whether `pid`'s next op would take a connection it does not hold: a BEGIN, a statement,
+/// or a statement's latency (not COMMIT's or ROLLBACK's), outside a transaction, by a
+/// process placed on a pool.
+fn needs_connection(m: &Model, s: &State, pid: Pid) -> bool {
     let group = m.processes[pid.index()].group;
     if m.workload.pool_of(group).is_none() || holds_connection(m, s, pid.index()) {
         return false;
     }
+    let ops = &m.program(pid).ops;
+    let pc = s.procs[pid.index()].pc as usize;
+    let op = &ops[pc].kind;
     matches!(op, OpKind::Sql { stmt: SqlStmt::Begin { .. }, .. })
         || statement(op)
-        || m.workload.is_db_latency(op)
+        || (m.workload.is_db_latency(op) && ops.get(pc + 1).is_some_and(|n| statement(&n.kind)))
 }
 
 /// Whether `pid`'s pool has a connection no process holds.
@@ -103,7 +111,7 @@ pub fn waiting_for(m: &Model, s: &State, pid: Pid) -> Option<(String, Vec<Pid>)>
         });
         return Some(("a database worker".to_string(), busy));
     }
-    if !needs_connection(m, s, pid, op) || connection_free(m, s, pid) {
+    if !needs_connection(m, s, pid) || connection_free(m, s, pid) {
         return None;
     }
     let pool = m.workload.pool_of(m.processes[pid.index()].group)?;

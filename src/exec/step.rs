@@ -67,8 +67,7 @@ pub fn picking(m: &Model, s: &State, pid: Pid) -> Option<(i32, i32)> {
 /// none is free (docs/semantics.md, SIM-8 and SIM-9).
 #[must_use]
 pub fn queued(m: &Model, s: &State, pid: Pid) -> bool {
-    let pc = s.procs[pid.index()].pc as usize;
-    super::capacity::must_wait(m, s, pid, &m.program(pid).ops[pc].kind)
+    super::capacity::must_wait(m, s, pid)
 }
 
 /// Whether `pid` can act: step, or pick a value.
@@ -118,7 +117,7 @@ fn run<O: Observer>(
         if op.kind.is_visible() && visible_done {
             return Ok(());
         }
-        if op.kind.is_visible() && super::capacity::must_wait(m, st, pid, &op.kind) {
+        if op.kind.is_visible() && super::capacity::must_wait(m, st, pid) {
             return Ok(()); // a statement with no connection free: the step ends before it
         }
         if let OpKind::Pick { local, .. } = op.kind {
@@ -192,7 +191,7 @@ fn local<O: Observer>(
             return Ok(false);
         }
         OpKind::Work { ticks, upto, .. } | OpKind::Sleep { ticks, upto, .. } => {
-            if super::capacity::must_wait(m, st, pid, &op.kind) {
+            if super::capacity::must_wait(m, st, pid) {
                 // No worker or connection is free: the step ends before the latency.
                 return Ok(false);
             }
@@ -239,7 +238,7 @@ fn local<O: Observer>(
             stmt: SqlStmt::Begin { isolation },
             ..
         } => {
-            if super::capacity::must_wait(m, st, pid, &op.kind) {
+            if super::capacity::must_wait(m, st, pid) {
                 return Ok(false); // no connection is free: the step ends before BEGIN
             }
             // BEGIN touches nothing until the first statement, so it folds into it.

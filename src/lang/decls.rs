@@ -485,7 +485,12 @@ impl Parser<'_> {
                 p.bump();
                 p.bump();
                 let upper = p.literal()?;
-                through.get_or_insert((at, upper));
+                if through.is_some() {
+                    let d = Diagnostic::new("a row has one range of keys", upper.span, "a second range")
+                        .with_hint("only the primary key may be a range: `row sku (1..100, 50)`");
+                    return p.fail(d);
+                }
+                through = Some((at, upper));
             }
             at += 1;
             Ok(lit)

@@ -40,6 +40,11 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) 
         regions: Vec::new(),
         region_lines: HashMap::new(),
         tests: Vec::new(),
+        raised: {
+            let mut codes = Vec::new();
+            raised_codes(&decl.body, &mut codes);
+            codes
+        },
     };
     let mut ops = Vec::new();
     if let Some(Arrival::Open { gap }) = builder.cx.workload.arrivals.last() {
@@ -83,6 +88,28 @@ struct Builder<'a, 'd> {
     region_lines: HashMap<String, usize>,
     /// The ops that test an `if`'s condition, at the program's top level (not in `atomic`).
     tests: Vec<u32>,
+    /// The application's error codes a `raise` of this program raises: the only ones its
+    /// `retry … on` may list besides the databases'.
+    raised: Vec<String>,
+}
+
+/// The codes every `raise` in `block` (and the blocks inside it) raises.
+fn raised_codes(block: &Block, out: &mut Vec<String>) {
+    for s in block {
+        match &s.kind {
+            StmtKind::Raise((code, _)) => out.push(code.clone()),
+            StmtKind::If { arms, otherwise } => {
+                arms.iter().for_each(|(_, b)| raised_codes(b, out));
+                otherwise.iter().for_each(|b| raised_codes(b, out));
+            }
+            StmtKind::Repeat { body, .. }
+            | StmtKind::Loop { body, .. }
+            | StmtKind::Retry { body, .. }
+            | StmtKind::Atomic { body, .. }
+            | StmtKind::Region { body, .. } => raised_codes(body, out),
+            _ => {}
+        }
+    }
 }
 
 /// The error handler a `retry` block installs on the SQL statements of its body.
@@ -428,7 +455,7 @@ impl Builder<'_, '_> {
         body: &Block,
         ops: &mut Vec<Op>,
     ) {
-        let codes = self.error_codes(codes);
+        let codes = self.error_codes(codes, false);
         self.retries += 1;
         let counter = self.locals.bind(&format!("#retry{}", self.retries));
         let error = self.locals.bind(&format!("#err{}", self.retries));
@@ -449,7 +476,10 @@ impl Builder<'_, '_> {
             .unwrap_or_default();
         let done = push(ops, OpKind::Jump(0), span);
         let h = sql_op(SqlStmt::Rollback, Vec::new(), None);
-        let h = self.push_visible(ops, h, span);
+        let before = ops.len();
+        self.push_visible(ops, h, span);
+        // Handlers jump to the ROLLBACK's latency, when it has one: it is paid like any other.
+        let h = before;
         let last = ops.len();
         let again = Expr::Binary(
             BinOp::Lt,
@@ -518,22 +548,22 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// `raise 'Code'`: the innermost `retry` that lists the code catches it (its handler rolls
-    /// back and tries again); otherwise the process ends with the error, as an exception
+    /// `raise 'Code'`: the nearest enclosing `retry` that lists the code catches it (its
+    /// handler rolls back and tries again); otherwise the process ends with the error, as an exception
     /// nobody catches ends a request.
     fn raise(&mut self, code: &(String, Span), span: Span, ops: &mut Vec<Op>) {
-        let Some(sym) = self.error_codes(std::slice::from_ref(code)).pop() else {
+        let Some(sym) = self.error_codes(std::slice::from_ref(code), true).pop() else {
             return;
         };
         let value = Expr::Lit(Value::Str(sym));
-        let caught = self.handlers.last().filter(|h| h.codes.contains(&sym));
-        if let Some(h) = caught {
-            let local = h.local;
+        // The nearest enclosing `retry` that lists the code, as an exception rises through
+        // the decorators that do not retry it to the first that does.
+        let caught = self.handlers.iter().rposition(|h| h.codes.contains(&sym));
+        if let Some(k) = caught {
+            let local = self.handlers[k].local;
             push(ops, OpKind::Assign { local, expr: value }, span);
             let at = push(ops, OpKind::Jump(0), span);
-            if let Some(h) = self.handlers.last_mut() {
-                h.raises.push(at);
-            }
+            self.handlers[k].raises.push(at);
             return;
         }
         let local = self.locals.bind("#raise");
@@ -542,12 +572,22 @@ impl Builder<'_, '_> {
     }
 
     /// The symbols of a retry's (or a raise's) error codes: the databases' codes, and an
-    /// application's, which start with a letter (`'VersionConflict'`); others are reported.
-    fn error_codes(&mut self, codes: &[(String, Span)]) -> Vec<Sym> {
+    /// application's, which start with a letter (`'VersionConflict'`) and, in a `retry`,
+    /// must be raised by a `raise` of the program; others are reported.
+    fn error_codes(&mut self, codes: &[(String, Span)], raising: bool) -> Vec<Sym> {
         let mut syms = Vec::new();
         for (code, span) in codes {
             let application = code.starts_with(|c: char| c.is_ascii_alphabetic())
-                && code.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                && code.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !ERROR_CODES.contains(&code.as_str());
+            if application && !raising && !self.raised.contains(code) {
+                let msg = format!("no `raise` raises '{code}'");
+                let d = Diagnostic::new(msg, *span, "nothing raises this").with_hint(
+                    "an application's error is caught only if the process raises it (`raise \'VersionConflict\'`); a database's code is a number such as '40001' or '1213'",
+                );
+                self.cx.report(d);
+                continue;
+            }
             if ERROR_CODES.contains(&code.as_str()) || application {
                 let sym = self.cx.intern(code);
                 if !syms.contains(&sym) {

@@ -165,6 +165,9 @@ impl Sim<'_> {
                 break;
             }
         }
+        progress
+            .steps
+            .fetch_add(self.tally.events - told, std::sync::atomic::Ordering::Relaxed);
         if found.is_none() && self.deadlocked() {
             found = Some((Failure::Deadlock, std::mem::take(&mut self.path)));
         }

@@ -708,6 +708,35 @@ fn raise_is_caught_by_the_retry_that_lists_it() {
     assert_eq!(raises, 2, "the retry's re-raise and the uncaught OutOfStock");
     let got = errors(&source(&decls, "raise '9999'", ""));
     assert!(got[0].starts_with("unknown error code '9999'"), "{got:?}");
+    // A code nothing raises is a typo, not an application's error.
+    let got = errors(&source(&decls, "retry 2 on 'deadlock' { commit }", ""));
+    assert!(got[0].starts_with("no `raise` raises 'deadlock'"), "{got:?}");
+}
+
+#[test]
+fn raise_rises_to_the_nearest_retry_that_lists_it() {
+    let decls = format!("db postgres\n{T}");
+    let body = "retry 3 on 'A' {\n\
+                  retry 2 on '40001' {\n\
+                    update t set n = 1 where id = 1\n\
+                    raise 'A'\n\
+                  }\n\
+                }";
+    let m = with(&decls, body, "");
+    let ops = ops(&m);
+    let rollbacks: Vec<usize> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o, OpKind::Sql { stmt: SqlStmt::Rollback, .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let outer = *rollbacks.last().expect("the outer handler");
+    let a = m.symbols.iter().position(|s| s == "A").unwrap();
+    let at = ops
+        .iter()
+        .position(|o| matches!(o, OpKind::Assign { expr: Expr::Lit(Value::Str(s)), .. } if s.0 as usize == a))
+        .expect("the raise assigns its code");
+    assert_eq!(ops[at + 1], OpKind::Jump(outer as u32), "the outer retry catches it");
 }
 
 #[test]

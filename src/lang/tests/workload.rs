@@ -37,6 +37,8 @@ fn a_key_range_declares_a_row_a_key() {
     let keys: Vec<Value> = rows.iter().map(|r| r[0]).collect();
     assert_eq!(keys, (3..=6).map(Value::Int).collect::<Vec<_>>());
     assert!(rows.iter().all(|r| r[1] == Value::Int(50)));
+    let got = messages(&source(&format!("{T}\nrow sku (1..3, 0..2)"), "work 1ms", ""));
+    assert!(got[0].contains("a row has one range of keys"), "{got:?}");
     let got = messages(&source(&format!("{T}\nrow sku (1..3, 0)\nrow sku (3, 1)"), "work 1ms", ""));
     assert!(got[0].contains("duplicate primary key"), "{got:?}");
 }

@@ -198,6 +198,13 @@ impl Simulation {
         self.report.tally.deadlocks
     }
 
+    /// Faults that struck, over every run (each unit of a fault's budget strikes once a run
+    /// when it can: docs/semantics.md, SIM-6).
+    #[must_use]
+    pub fn faults(&self) -> u64 {
+        self.report.tally.faults
+    }
+
     /// The counterexample of the first run that broke a property: its trace, as `check`
     /// prints it, replayable with `check --path`.
     #[must_use]
@@ -383,6 +390,7 @@ impl Simulation {
             "groups": self.figures().iter().map(figures_json).collect::<Vec<_>>(),
             "deadlocks": self.report.tally.deadlocks,
             "ttl_expiries": self.report.tally.expiries,
+            "faults": self.report.tally.faults,
             "unfinished": self.report.unfinished,
             "mutex_utilisation": self.mutex_utilisation().into_iter()
                 .map(|(n, u)| json!({"mutex": n, "share": round(u)})).collect::<Vec<_>>(),

@@ -27,6 +27,9 @@ pub fn render(sim: &Simulation) -> String {
         format!("deadlocks {}", sim.deadlocks()),
         format!("in flight {l:.2} (λ {:.1}/s × W {w:.1}ms)", lambda * 1000.0),
     ];
+    if sim.faults() > 0 {
+        facts.push(format!("faults struck {}", sim.faults()));
+    }
     for (name, share) in sim.mutex_utilisation() {
         facts.push(format!("mutex {name} held {:.1}%", share * 100.0));
     }

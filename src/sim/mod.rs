@@ -8,6 +8,7 @@ mod observer;
 mod program;
 pub mod run;
 pub mod sample;
+mod strikes;
 pub mod tally;
 
 use crate::exec::Choice;

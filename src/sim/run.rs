@@ -51,6 +51,8 @@ struct Client {
     finish_at: Option<u64>,
     /// When it starts its next request (after thinking, or at once for an open group).
     restart_at: Option<u64>,
+    /// When its pause ends, if before the longest the fault allows.
+    resume_at: Option<u64>,
     /// Since when it waits for a lock.
     waiting_since: Option<u64>,
     /// Since when it waits for a connection (true) or a database worker (false).
@@ -74,6 +76,8 @@ struct Sim<'m> {
     keep_path: bool,
     bounds: Bounds,
     failures: Vec<Failure>,
+    /// Faults still to strike (docs/semantics.md, SIM-6).
+    strikes: Vec<super::strikes::Strike>,
 }
 
 /// Runs the model once from its initial state with the random source `rng`;
@@ -112,12 +116,14 @@ pub fn run(
         keep_path: true,
         bounds,
         failures: Vec::new(),
+        strikes: Vec::new(),
     };
     for g in 0..m.groups.len() {
         if let Arrival::Open { gap } = m.workload.arrival(g) {
             sim.arrivals[g] = u64::from(sim.draw_id(gap));
         }
     }
+    sim.strikes = super::strikes::draw(m, &mut sim.rng, bounds.horizon);
     let violation = sim.go(stop, progress)?;
     let unfinished = sim.clients.iter().filter(|c| c.started.is_some()).count() as u64;
     sim.tally.time = sim.now;
@@ -244,6 +250,19 @@ impl Sim<'_> {
             if c.restart_at.is_some_and(|t| t <= self.now) {
                 out.push(Choice::Restart(pid));
             }
+            if p.paused == Some(0) || p.paused.is_some() && c.resume_at == Some(self.now) {
+                out.push(Choice::Resume(pid));
+            }
+        }
+        if self.now < self.bounds.horizon {
+            for k in 0..self.strikes.len() {
+                let strike = self.strikes[k];
+                if strike.at <= self.now {
+                    if let Some(c) = super::strikes::resolve(m, &self.s, strike, &mut self.rng) {
+                        out.push(c);
+                    }
+                }
+            }
         }
         if self.plan.replicas {
             out.extend((0..s.redis.len()).map(|n| Choice::Replicate(n as u16)));
@@ -292,9 +311,49 @@ impl Sim<'_> {
             Choice::Proc(p) | Choice::Pick { pid: p, .. } => self.after_step(p, was),
             Choice::Finish(p) => self.clients[p.index()].finish_at = None,
             Choice::Restart(p) => self.restarted(p),
+            Choice::Resume(p) => self.clients[p.index()].resume_at = None,
+            Choice::Fault { .. }
+            | Choice::Drift { .. }
+            | Choice::Jump { .. }
+            | Choice::Failover { .. } => self.struck(c),
             _ => {}
         }
         true
+    }
+
+    /// Books a fault that struck: its strike is spent, a pause gets its drawn length, and
+    /// the requests of processes it stopped end (crashed or hung).
+    fn struck(&mut self, c: Choice) {
+        let same = |a: Choice, b: Choice| match (a, b) {
+            (Choice::Failover { fault: x, .. }, Choice::Failover { fault: y, .. }) => x == y,
+            _ => a == b,
+        };
+        if let Some(k) = self.strikes.iter().position(|s| same(s.choice, c)) {
+            self.strikes.remove(k);
+        }
+        self.tally.faults += 1;
+        if let Choice::Fault { fault, pid } = c {
+            if let crate::ir::FaultKind::Pause { max } = self.m.faults[fault as usize].kind {
+                let len = self.rng.draw(Dist::Uniform { lo: 0, hi: max });
+                self.clients[pid.index()].resume_at = Some(self.now + u64::from(len));
+            }
+        }
+        for i in 0..self.s.procs.len() {
+            let stopped = match self.s.procs[i].status {
+                Status::Crashed => "crashed",
+                Status::Hung => "hung",
+                _ => continue,
+            };
+            let client = &mut self.clients[i];
+            client.restart_at = None;
+            if let Some(started) = client.started.take() {
+                let group = self.m.processes[i].group;
+                let t = &mut self.tally.groups[group];
+                t.latency.push((self.now - started) as u32);
+                t.retries.push(std::mem::take(&mut client.rounds.retries));
+                *t.failed.entry(stopped.to_string()).or_default() += 1;
+            }
+        }
     }
 
     /// Books what a process's step started or ended: a wait, a delay, its request.
@@ -411,8 +470,14 @@ impl Sim<'_> {
         let drawn = self
             .clients
             .iter()
-            .flat_map(|c| [c.finish_at, c.restart_at])
+            .flat_map(|c| [c.finish_at, c.restart_at, c.resume_at])
             .flatten()
+            .chain(
+                self.strikes
+                    .iter()
+                    .map(|s| s.at)
+                    .filter(|&t| t > self.now && t < self.bounds.horizon),
+            )
             .map(|t| t.saturating_sub(self.now))
             .min();
         let cut = (self.bounds.horizon + self.bounds.drain).saturating_sub(self.now);

@@ -47,6 +47,8 @@ pub struct Tally {
     pub deadlocks: u64,
     /// Redis keys that expired.
     pub expiries: u64,
+    /// Faults that struck.
+    pub faults: u64,
     /// Ticks × requests in flight, summed over time (Little's L is this over `time`).
     pub in_flight_area: u128,
     /// Ticks each mutex was held (index = mutex; every instance's copy counted).
@@ -82,6 +84,7 @@ impl Tally {
         self.runs += other.runs;
         self.deadlocks += other.deadlocks;
         self.expiries += other.expiries;
+        self.faults += other.faults;
         self.in_flight_area += other.in_flight_area;
     }
 

@@ -319,3 +319,27 @@ fn capacity_pool_and_backoff_claims_hold() {
         "jitter: fewer give up, sooner: {lockstep:?} {jitter:?}"
     );
 }
+
+/// Faults strike in a simulation too (SIM-6): a pause that outlasts the lease breaks mutual
+/// exclusion in some runs, and the run's path, fault and all, replays in `check`.
+#[test]
+fn faults_strike_in_simulated_runs_and_replay() {
+    let m = Model::from_file("models/watchdog/pause-outlasts-lease.model").expect("parses");
+    let sim = m.simulate(&opts(200, 2_000, 2));
+    assert!(sim.faults() > 0, "no fault struck");
+    assert_eq!(
+        sim.violated_property().as_deref(),
+        Some("at_most_one_inside")
+    );
+    let trace = sim.violation().expect("a trace");
+    let token = trace.token(&m);
+    assert!(token.contains("fault pause"), "{token}");
+    let replayed = m.trace_of(&token).expect("the token replays");
+    assert_eq!(replayed.failure, trace.failure);
+    let again = m.simulate(&opts(200, 2_000, 1));
+    assert_eq!(
+        sim.text(),
+        again.text(),
+        "faults are drawn from the seed alone"
+    );
+}

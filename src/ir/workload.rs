@@ -64,14 +64,18 @@ pub enum Latency {
     Redis,
     /// `lock` and `unlock` of an in-process mutex.
     Lock,
+    /// A Redis write reaching a replica (`simulate` only: `check` lets a replica catch up at
+    /// any moment, which covers every lag).
+    Replication,
 }
 
 impl Latency {
-    pub const ALL: [Latency; 4] = [
+    pub const ALL: [Latency; 5] = [
         Latency::Sql,
         Latency::Commit,
         Latency::Redis,
         Latency::Lock,
+        Latency::Replication,
     ];
 
     /// The word the `latency` line uses.
@@ -82,6 +86,7 @@ impl Latency {
             Latency::Commit => "commit",
             Latency::Redis => "redis",
             Latency::Lock => "lock",
+            Latency::Replication => "replication",
         }
     }
 }
@@ -189,6 +194,15 @@ impl Workload {
             ),
             _ => false,
         }
+    }
+
+    /// The draw of `latency replication D`, if the model has one.
+    #[must_use]
+    pub fn replication(&self) -> Option<u16> {
+        self.latency
+            .iter()
+            .find(|(k, _)| *k == Latency::Replication)
+            .map(|&(_, d)| d)
     }
 
     /// How group `g` runs.

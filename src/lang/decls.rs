@@ -575,7 +575,7 @@ impl Parser<'_> {
 
     /// `latency sql|commit|redis|lock D`
     fn latency(&mut self) -> PResult<DeclKind> {
-        let word = self.name("an operation kind (`sql`, `commit`, `redis` or `lock`)")?;
+        let word = self.name("an operation kind (`sql`, `commit`, `redis`, `lock` or `replication`)")?;
         let names = Latency::ALL.map(Latency::name);
         let Some(kind) = Latency::ALL
             .into_iter()

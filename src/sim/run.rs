@@ -78,6 +78,9 @@ struct Sim<'m> {
     failures: Vec<Failure>,
     /// Faults still to strike (docs/semantics.md, SIM-6).
     strikes: Vec<super::strikes::Strike>,
+    /// Per Redis node, when the oldest write of its replication stream arrives
+    /// (`latency replication D`).
+    replicate_at: Vec<Option<u64>>,
 }
 
 /// Runs the model once from its initial state with the random source `rng`;
@@ -117,6 +120,7 @@ pub fn run(
         bounds,
         failures: Vec::new(),
         strikes: Vec::new(),
+        replicate_at: vec![None; m.redis_nodes()],
     };
     for g in 0..m.groups.len() {
         if let Arrival::Open { gap } = m.workload.arrival(g) {
@@ -265,7 +269,35 @@ impl Sim<'_> {
             }
         }
         if self.plan.replicas {
-            out.extend((0..s.redis.len()).map(|n| Choice::Replicate(n as u16)));
+            self.replication_due(out);
+        }
+    }
+
+    /// Replicas that catch up now: each as soon as nothing else is due, or, with `latency
+    /// replication D`, each write a drawn `D` after it (or the write before it) reached the
+    /// stream (docs/semantics.md, SIM-6).
+    fn replication_due(&mut self, out: &mut Vec<Choice>) {
+        let Some(lag) = self.m.workload.replication() else {
+            out.extend((0..self.s.redis.len()).map(|n| Choice::Replicate(n as u16)));
+            return;
+        };
+        for n in 0..self.s.redis.len() {
+            let r = &self.s.redis[n];
+            if r.down || r.backlog.is_empty() {
+                self.replicate_at[n] = None;
+                continue;
+            }
+            match self.replicate_at[n] {
+                None => {
+                    let at = self.now + u64::from(self.draw_id(lag));
+                    self.replicate_at[n] = Some(at);
+                    if at == self.now {
+                        out.push(Choice::Replicate(n as u16));
+                    }
+                }
+                Some(t) if t <= self.now => out.push(Choice::Replicate(n as u16)),
+                Some(_) => {}
+            }
         }
     }
 
@@ -312,6 +344,7 @@ impl Sim<'_> {
             Choice::Finish(p) => self.clients[p.index()].finish_at = None,
             Choice::Restart(p) => self.restarted(p),
             Choice::Resume(p) => self.clients[p.index()].resume_at = None,
+            Choice::Replicate(n) => self.replicate_at[n as usize] = None,
             Choice::Fault { .. }
             | Choice::Drift { .. }
             | Choice::Jump { .. }
@@ -478,6 +511,7 @@ impl Sim<'_> {
                     .map(|s| s.at)
                     .filter(|&t| t > self.now && t < self.bounds.horizon),
             )
+            .chain(self.replicate_at.iter().flatten().copied().filter(|&t| t > self.now))
             .map(|t| t.saturating_sub(self.now))
             .min();
         let cut = (self.bounds.horizon + self.bounds.drain).saturating_sub(self.now);

@@ -343,3 +343,21 @@ fn faults_strike_in_simulated_runs_and_replay() {
         "faults are drawn from the seed alone"
     );
 }
+
+/// Replication lag (`latency replication D`): a lock read from a replica is stale only while
+/// the replica lags, so the bug shows in a simulation with a lag and in none without.
+#[test]
+fn replication_lag_shows_a_stale_replica_read() {
+    let path = "models/redis/read-lock-from-replica.model";
+    let text = std::fs::read_to_string(path).expect("the model");
+    let plain = Model::parse(path, &text).expect("parses");
+    let lagged =
+        format!("{text}\nlatency redis 1ms\nlatency replication exponential mean 5ms max 100ms\n");
+    let lagged = Model::parse(path, &lagged).expect("parses with the lag");
+    assert_eq!(plain.simulate(&opts(100, 1_000, 2)).violated_runs(), 0);
+    let sim = lagged.simulate(&opts(100, 1_000, 2));
+    assert!(sim.violated_runs() > 0, "{}", sim.text());
+    let trace = sim.violation().expect("a trace");
+    let replayed = lagged.trace_of(&trace.token(&lagged)).expect("replays");
+    assert_eq!(replayed.failure, trace.failure);
+}

@@ -81,7 +81,7 @@ pub struct Figures {
     pub pool_wait_mean_ms: f64,
     /// Their 99th percentile.
     pub pool_wait_p99_ms: f64,
-    /// Waits for a database worker (`db workers N`).
+    /// Waits for a database's or a Redis server's worker (`db workers N`, `redis workers N`).
     pub worker_waits: u64,
     /// Their mean, in milliseconds.
     pub worker_wait_mean_ms: f64,

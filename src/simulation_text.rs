@@ -116,7 +116,7 @@ fn endings(f: &Figures) -> String {
             f.pool_wait_p99_ms,
         ),
         (
-            "database worker",
+            "server's worker",
             f.worker_waits,
             f.worker_wait_mean_ms,
             f.worker_wait_p99_ms,

@@ -16,7 +16,50 @@ pub fn must_wait(m: &Model, s: &State, pid: Pid) -> bool {
     if m.workload.holds_worker(op) && !worker_free(m, s) {
         return true;
     }
+    if redis_server_of(m, pid, pc).is_some_and(|srv| !redis_worker_free(m, s, srv)) {
+        return true;
+    }
     needs_connection(m, s, pid) && !connection_free(m, s, pid)
+}
+
+/// The Redis server whose worker the op at `pc` of `pid` takes: a Redis command's latency
+/// (the command follows it), with `redis workers N`.
+fn redis_server_of(m: &Model, pid: Pid, pc: usize) -> Option<u16> {
+    m.workload.redis_workers?;
+    let ops = &m.program(pid).ops;
+    let OpKind::Work { draw: Some(d), upto, .. } = ops.get(pc)?.kind else {
+        return None;
+    };
+    let redis = crate::ir::workload::Spent::Latency(crate::ir::workload::Latency::Redis);
+    if upto == 0 || m.workload.draws[d as usize].spent != redis {
+        return None;
+    }
+    match ops.get(pc + 1)?.kind {
+        OpKind::Redis { server, .. }
+        | OpKind::AwaitRedis { server, .. }
+        | OpKind::Atomic { server, .. } => Some(server),
+        _ => None,
+    }
+}
+
+/// The processes spending a command's latency on Redis server `server`.
+fn redis_busy(m: &Model, s: &State, server: u16) -> Vec<Pid> {
+    (0..s.procs.len())
+        .filter(|&i| {
+            let p = &s.procs[i];
+            matches!(p.status, Status::Busy(_))
+                && p.pc > 0
+                && redis_server_of(m, Pid(i as u16), p.pc as usize - 1) == Some(server)
+        })
+        .map(|i| Pid(i as u16))
+        .collect()
+}
+
+/// Whether Redis server `server` has a free worker.
+fn redis_worker_free(m: &Model, s: &State, server: u16) -> bool {
+    m.workload
+        .redis_workers
+        .is_none_or(|n| redis_busy(m, s, server).len() < usize::from(n))
 }
 
 /// Whether a database worker is free: fewer statements than `db workers` spend their latency.
@@ -110,6 +153,12 @@ pub fn waiting_for(m: &Model, s: &State, pid: Pid) -> Option<(String, Vec<Pid>)>
                     .holds_worker(&m.program(Pid(i as u16)).ops[q.pc as usize - 1].kind)
         });
         return Some(("a database worker".to_string(), busy));
+    }
+    if let Some(srv) = redis_server_of(m, pid, p.pc as usize) {
+        if !redis_worker_free(m, s, srv) {
+            let name = &m.redis[srv as usize].name;
+            return Some((format!("a worker of Redis {name}"), redis_busy(m, s, srv)));
+        }
     }
     if !needs_connection(m, s, pid) || connection_free(m, s, pid) {
         return None;

@@ -17,6 +17,8 @@ pub struct Workload {
     pub params: Vec<(String, String)>,
     /// `db workers N`: at most N database statements execute (spend their latency) at once.
     pub db_workers: Option<u16>,
+    /// `redis workers N`: each Redis server runs at most N commands (their latency) at once.
+    pub redis_workers: Option<u16>,
     /// `pool NAME size N`: connection pools, in declaration order.
     pub pools: Vec<Pool>,
     /// The pool each group's processes take their connections from (index = group).
@@ -163,6 +165,7 @@ impl Workload {
         self.draws.is_empty()
             && self.arrivals.iter().all(|a| *a == Arrival::Once)
             && self.db_workers.is_none()
+            && self.redis_workers.is_none()
             && self.pools.is_empty()
     }
 
@@ -171,7 +174,9 @@ impl Workload {
     /// otherwise are off.
     #[must_use]
     pub fn shares_capacity(&self) -> bool {
-        self.db_workers.is_some() || self.group_pool.iter().any(Option::is_some)
+        self.db_workers.is_some()
+            || self.redis_workers.is_some()
+            || self.group_pool.iter().any(Option::is_some)
     }
 
     /// The pool group `g` takes its connections from.

@@ -31,6 +31,8 @@ pub enum DeclKind {
     },
     /// `db workers N`: the database server's capacity.
     Workers(u16),
+    /// `redis workers N`: each Redis server's capacity.
+    RedisWorkers(u16),
     /// `pool NAME size N`: a connection pool.
     Pool { name: Name, size: u16 },
     /// `set NAME = value`: a server setting, checked against the flavour when lowered.

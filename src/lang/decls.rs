@@ -398,6 +398,11 @@ impl Parser<'_> {
 
     /// `redis NAME [with N replicas]` (`with 1 replica` also reads).
     fn redis_server(&mut self) -> PResult<DeclKind> {
+        if self.at_word("workers") && matches!(self.peek_at(1).tok, Tok::Num { .. }) {
+            self.bump();
+            let n = self.count("the number of workers", 1..=4096)?;
+            return Ok(DeclKind::RedisWorkers(n as u16));
+        }
         let name = self.name("a Redis server name")?;
         let mut replicas = 0;
         if self.eat_word("with") {

@@ -64,6 +64,19 @@ pub fn declarations(cx: &mut Cx, decls: &[Decl]) {
                     size: *size,
                 });
             }
+            DeclKind::RedisWorkers(n) => {
+                if cx.workload.redis_workers.is_some() {
+                    let d = Diagnostic::new(
+                        "`redis workers` is declared twice",
+                        decl.span,
+                        "declared again",
+                    )
+                    .with_hint("every Redis server has the one capacity: keep one line");
+                    cx.report(d);
+                    continue;
+                }
+                cx.workload.redis_workers = Some(*n);
+            }
             DeclKind::Workers(n) => {
                 if cx.workload.db_workers.is_some() {
                     let d = Diagnostic::new("`db workers` is declared twice", decl.span, "declared again")

@@ -65,9 +65,10 @@ pub fn check_costs(origin: &str, source: &str) -> Result<(), Diagnostics> {
         if !matches!(
             d.kind,
             ast::DeclKind::Latency { .. } | ast::DeclKind::Param { .. } | ast::DeclKind::Workers(_)
+                | ast::DeclKind::RedisWorkers(_)
         ) {
             let diag = Diagnostic::new(
-                "a cost file holds only `latency`, `db workers` and `param` lines",
+                "a cost file holds only `latency`, `db workers`, `redis workers` and `param` lines",
                 d.span,
                 "not a cost",
             )

@@ -361,3 +361,31 @@ fn replication_lag_shows_a_stale_replica_read() {
     let replayed = lagged.trace_of(&trace.token(&lagged)).expect("replays");
     assert_eq!(replayed.failure, trace.failure);
 }
+
+/// A Redis server with one worker serves one command per latency: 1 ms each, 1,000 a second.
+#[test]
+fn one_redis_worker_serves_one_command_at_a_time() {
+    let text = "model \"r\"\nabout \"a\"\nparam clients = 2\nredis cache\nlatency redis 1ms\n\
+                process c[clients] loop think 1ms {\n  INCR hits on cache\n}\nexpect holds\n";
+    let set = vec![("clients".to_string(), "50".to_string())];
+    let free = Model::parse_with(
+        "r",
+        text,
+        &ParseOptions {
+            db: None,
+            set: set.clone(),
+        },
+    )
+    .unwrap();
+    let one = text.replace("latency redis 1ms", "latency redis 1ms\nredis workers 1");
+    let one = Model::parse_with("r", &one, &ParseOptions { db: None, set }).unwrap();
+    let (free, one) = (
+        free.simulate(&opts(2, 2_000, 2)).figures().remove(0),
+        one.simulate(&opts(2, 2_000, 2)).figures().remove(0),
+    );
+    assert!(free.throughput > 10_000.0, "{free:?}");
+    assert!(
+        (950.0..1050.0).contains(&one.throughput) && one.worker_waits > 0,
+        "{one:?}"
+    );
+}

@@ -76,6 +76,9 @@ fn workers_and_pools_are_declared_once_and_named_right() {
     assert!(got[0].contains("a pool's size must be between 1"), "{got:?}");
     let got = messages(&src.replace("db workers 4", "db workers 4\ndb workers 2"));
     assert!(got[0].contains("`db workers` is declared twice"), "{got:?}");
+    let m = model(&src.replace("db workers 4", "redis workers 1\nredis cache"));
+    assert_eq!(m.workload.redis_workers, Some(1));
+    assert_eq!(m.redis[0].name, "cache");
 }
 
 #[test]

@@ -1,25 +1,113 @@
 //! Shared capacity a step may have to wait for: the database server's workers (`db workers
-//! N`, SIM-8) and the connection pools (`pool P size N`, SIM-9). Neither is kept in the
-//! state: who holds one is read off the processes, so no count can drift from the truth.
+//! N`, SIM-8), the Redis servers' (`redis workers N`) and the connection pools (`pool P size
+//! N`, SIM-9). None is kept in the state: who holds one is read off the processes, so no
+//! count can drift from the truth.
 
 use crate::ir::{Model, OpKind, SqlStmt};
 use crate::ir::value::Pid;
 use crate::world::process::Status;
 use crate::world::State;
 
+/// A shared thing a process may have to wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// One of the database's `db workers`.
+    DbWorker,
+    /// One of this Redis server's `redis workers`.
+    RedisWorker(u16),
+    /// A connection of this pool.
+    Connection(u16),
+}
+
+impl Resource {
+    /// How it is named in a trace.
+    #[must_use]
+    pub fn describe(self, m: &Model) -> String {
+        match self {
+            Resource::DbWorker => "a database worker".to_string(),
+            Resource::RedisWorker(s) => format!("a worker of Redis {}", m.redis[s as usize].name),
+            Resource::Connection(p) => {
+                format!("a connection of pool {}", m.workload.pools[p as usize].name)
+            }
+        }
+    }
+
+    fn size(self, m: &Model) -> usize {
+        usize::from(match self {
+            Resource::DbWorker => m.workload.db_workers.unwrap_or(u16::MAX),
+            Resource::RedisWorker(_) => m.workload.redis_workers.unwrap_or(u16::MAX),
+            Resource::Connection(p) => m.workload.pools[p as usize].size,
+        })
+    }
+
+    /// Whether process `i` holds one.
+    fn held_by(self, m: &Model, s: &State, i: usize) -> bool {
+        let p = &s.procs[i];
+        let pid = Pid(i as u16);
+        let in_latency = matches!(p.status, Status::Busy(_)) && p.pc > 0;
+        match self {
+            Resource::DbWorker => {
+                in_latency && m.workload.holds_worker(&m.program(pid).ops[p.pc as usize - 1].kind)
+            }
+            Resource::RedisWorker(srv) => {
+                in_latency && redis_server_of(m, pid, p.pc as usize - 1) == Some(srv)
+            }
+            Resource::Connection(pool) => {
+                m.workload.pool_of(m.processes[i].group) == Some(pool) && holds_connection(m, s, i)
+            }
+        }
+    }
+
+    /// The processes that hold one.
+    fn holders<'a>(self, m: &'a Model, s: &'a State) -> impl Iterator<Item = Pid> + 'a {
+        (0..s.procs.len())
+            .filter(move |&i| self.held_by(m, s, i))
+            .map(|i| Pid(i as u16))
+    }
+
+    /// Whether every one is held.
+    fn exhausted(self, m: &Model, s: &State) -> bool {
+        self.holders(m, s).count() >= self.size(m)
+    }
+}
+
+/// What `pid`'s next op takes that it does not hold yet: a server's worker for a latency,
+/// and a connection of its pool outside a transaction (a statement's latency takes both).
+fn needs(m: &Model, s: &State, pid: Pid) -> [Option<Resource>; 2] {
+    let pc = s.procs[pid.index()].pc as usize;
+    let op = &m.program(pid).ops[pc].kind;
+    let worker = if m.workload.holds_worker(op) {
+        Some(Resource::DbWorker)
+    } else {
+        redis_server_of(m, pid, pc).map(Resource::RedisWorker)
+    };
+    let pool = m.workload.pool_of(m.processes[pid.index()].group);
+    let connection = pool.filter(|_| needs_connection(m, s, pid)).map(Resource::Connection);
+    [worker, connection]
+}
+
 /// Whether `pid` cannot start its next op yet: it needs a worker or a connection and none
 /// is free.
 #[must_use]
 pub fn must_wait(m: &Model, s: &State, pid: Pid) -> bool {
-    let pc = s.procs[pid.index()].pc as usize;
-    let op = &m.program(pid).ops[pc].kind;
-    if m.workload.holds_worker(op) && !worker_free(m, s) {
-        return true;
+    needs(m, s, pid)
+        .into_iter()
+        .flatten()
+        .any(|r| r.exhausted(m, s))
+}
+
+/// What `pid`, ready at its next op, waits for, if anything, with the processes that hold
+/// every one of it.
+#[must_use]
+pub fn waiting_for(m: &Model, s: &State, pid: Pid) -> Option<(Resource, Vec<Pid>)> {
+    if s.procs[pid.index()].status != Status::Ready {
+        return None;
     }
-    if redis_server_of(m, pid, pc).is_some_and(|srv| !redis_worker_free(m, s, srv)) {
-        return true;
-    }
-    needs_connection(m, s, pid) && !connection_free(m, s, pid)
+    let r = needs(m, s, pid)
+        .into_iter()
+        .flatten()
+        .find(|r| r.exhausted(m, s))?;
+    Some((r, r.holders(m, s).collect()))
 }
 
 /// The Redis server whose worker the op at `pc` of `pid` takes: a Redis command's latency
@@ -40,43 +128,6 @@ fn redis_server_of(m: &Model, pid: Pid, pc: usize) -> Option<u16> {
         | OpKind::Atomic { server, .. } => Some(server),
         _ => None,
     }
-}
-
-/// The processes spending a command's latency on Redis server `server`.
-fn redis_busy(m: &Model, s: &State, server: u16) -> Vec<Pid> {
-    (0..s.procs.len())
-        .filter(|&i| {
-            let p = &s.procs[i];
-            matches!(p.status, Status::Busy(_))
-                && p.pc > 0
-                && redis_server_of(m, Pid(i as u16), p.pc as usize - 1) == Some(server)
-        })
-        .map(|i| Pid(i as u16))
-        .collect()
-}
-
-/// Whether Redis server `server` has a free worker.
-fn redis_worker_free(m: &Model, s: &State, server: u16) -> bool {
-    m.workload
-        .redis_workers
-        .is_none_or(|n| redis_busy(m, s, server).len() < usize::from(n))
-}
-
-/// Whether a database worker is free: fewer statements than `db workers` spend their latency.
-fn worker_free(m: &Model, s: &State) -> bool {
-    let Some(n) = m.workload.db_workers else {
-        return true;
-    };
-    let busy = (0..s.procs.len())
-        .filter(|&i| {
-            let p = &s.procs[i];
-            matches!(p.status, Status::Busy(_))
-                && p.pc > 0
-                && m.workload
-                    .holds_worker(&m.program(Pid(i as u16)).ops[p.pc as usize - 1].kind)
-        })
-        .count();
-    busy < usize::from(n)
 }
 
 /// Whether a statement (not COMMIT or ROLLBACK, which need no connection of their own).
@@ -106,8 +157,7 @@ pub fn holds_connection(m: &Model, s: &State, i: usize) -> bool {
 /// or a statement's latency (not COMMIT's or ROLLBACK's), outside a transaction, by a
 /// process placed on a pool.
 fn needs_connection(m: &Model, s: &State, pid: Pid) -> bool {
-    let group = m.processes[pid.index()].group;
-    if m.workload.pool_of(group).is_none() || holds_connection(m, s, pid.index()) {
+    if holds_connection(m, s, pid.index()) {
         return false;
     }
     let ops = &m.program(pid).ops;
@@ -118,55 +168,3 @@ fn needs_connection(m: &Model, s: &State, pid: Pid) -> bool {
         || (m.workload.is_db_latency(op) && ops.get(pc + 1).is_some_and(|n| statement(&n.kind)))
 }
 
-/// Whether `pid`'s pool has a connection no process holds.
-fn connection_free(m: &Model, s: &State, pid: Pid) -> bool {
-    let group = m.processes[pid.index()].group;
-    let Some(pool) = m.workload.pool_of(group) else {
-        return true;
-    };
-    let held = (0..s.procs.len())
-        .filter(|&i| {
-            m.workload.pool_of(m.processes[i].group) == Some(pool) && holds_connection(m, s, i)
-        })
-        .count();
-    held < usize::from(m.workload.pools[pool as usize].size)
-}
-
-/// What `pid`, ready at its next op, waits for, if anything: a database worker or a
-/// connection of its pool, with the processes that hold them.
-#[must_use]
-pub fn waiting_for(m: &Model, s: &State, pid: Pid) -> Option<(String, Vec<Pid>)> {
-    let p = &s.procs[pid.index()];
-    if p.status != Status::Ready {
-        return None;
-    }
-    let op = &m.program(pid).ops.get(p.pc as usize)?.kind;
-    let holders = |held: &dyn Fn(usize) -> bool| -> Vec<Pid> {
-        (0..s.procs.len()).filter(|&i| held(i)).map(|i| Pid(i as u16)).collect()
-    };
-    if m.workload.holds_worker(op) && !worker_free(m, s) {
-        let busy = holders(&|i| {
-            let q = &s.procs[i];
-            matches!(q.status, Status::Busy(_))
-                && q.pc > 0
-                && m.workload
-                    .holds_worker(&m.program(Pid(i as u16)).ops[q.pc as usize - 1].kind)
-        });
-        return Some(("a database worker".to_string(), busy));
-    }
-    if let Some(srv) = redis_server_of(m, pid, p.pc as usize) {
-        if !redis_worker_free(m, s, srv) {
-            let name = &m.redis[srv as usize].name;
-            return Some((format!("a worker of Redis {name}"), redis_busy(m, s, srv)));
-        }
-    }
-    if !needs_connection(m, s, pid) || connection_free(m, s, pid) {
-        return None;
-    }
-    let pool = m.workload.pool_of(m.processes[pid.index()].group)?;
-    let held = holders(&|i| {
-        m.workload.pool_of(m.processes[i].group) == Some(pool) && holds_connection(m, s, i)
-    });
-    let name = &m.workload.pools[pool as usize].name;
-    Some((format!("a connection of pool {name}"), held))
-}

@@ -226,7 +226,7 @@ impl Sim<'_> {
             {
                 // Ready but not able to step: it waits for a connection or a worker.
                 let pool = exec::capacity::waiting_for(m, s, pid)
-                    .is_some_and(|(what, _)| what.starts_with("a connection"));
+                    .is_some_and(|(r, _)| matches!(r, exec::capacity::Resource::Connection(_)));
                 self.clients[i].queued_since = Some((self.now, pool));
             }
             if let Some((lo, hi)) = step::picking(m, s, pid) {

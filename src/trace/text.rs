@@ -185,7 +185,8 @@ fn ending(m: &Model, t: &Trace) -> String {
     }
     for p in 0..t.end.procs.len() {
         let pid = crate::ir::value::Pid(p as u16);
-        if let Some((what, held)) = crate::exec::capacity::waiting_for(m, &t.end, pid) {
+        if let Some((r, held)) = crate::exec::capacity::waiting_for(m, &t.end, pid) {
+            let what = r.describe(m);
             let names: Vec<String> = held.iter().map(|&h| m.process_name(h)).collect();
             out.push_str(&format!(
                 "  {} waits for {what} ← held by {}\n",

@@ -153,40 +153,33 @@ fn bad_workload_input_is_an_error_with_its_place() {
             "99th percentile",
         ),
     ];
+    let rejects = |text: &str, what: &str, want: &str, line: usize| {
+        let e = Model::parse("bad.model", text).expect_err(what).to_string();
+        assert!(
+            e.contains(want) && e.contains(&format!("bad.model:{line}:")),
+            "{what}: {e}"
+        );
+    };
     for (line, want) in cases {
         let text = format!(
             "model \"m\"\nabout \"a\"\nmutex m\n{line}\nprocess p {{\n  lock m\n  unlock m\n}}\nexpect holds\n"
         );
-        let e = Model::parse("bad.model", &text)
-            .expect_err(line)
-            .to_string();
-        assert!(
-            e.contains(want) && e.contains("bad.model:4:"),
-            "{line}: {e}"
-        );
+        rejects(&text, line, want, 4);
     }
-    let coded = [
-        ("pick $x from 3..1", "over an empty range", 5),
+    for (line, want) in [
+        ("pick $x from 3..1", "over an empty range"),
         (
             "pick $x from 1..3 zipff 1",
             "unknown distribution \"zipff\"",
-            5,
         ),
-        ("pick $x from 1..3 zipf 0", "zipf exponent", 5),
-        ("pick x from 1..3", "the local that receives", 5),
-        ("pick $x from 1..100000", "too wide", 5),
-    ];
-    for (line, want, at) in coded {
+        ("pick $x from 1..3 zipf 0", "zipf exponent"),
+        ("pick x from 1..3", "the local that receives"),
+        ("pick $x from 1..100000", "too wide"),
+    ] {
         let text = format!(
             "model \"m\"\nabout \"a\"\ndb postgres\nprocess p {{\n  {line}\n  work 1ms\n}}\nexpect holds\n"
         );
-        let e = Model::parse("bad.model", &text)
-            .expect_err(line)
-            .to_string();
-        assert!(
-            e.contains(want) && e.contains(&format!("bad.model:{at}:")),
-            "{line}: {e}"
-        );
+        rejects(&text, line, want, 5);
     }
     for (row, want) in [
         ("row t (5..1, 0)", "an empty range of keys"),
@@ -197,8 +190,7 @@ fn bad_workload_input_is_an_error_with_its_place() {
         let text = format!(
             "model \"m\"\nabout \"a\"\ndb postgres\ntable t (id int primary key, v int)\n{row}\nprocess p {{\n  work 1ms\n}}\nexpect holds\n"
         );
-        let e = Model::parse("bad.model", &text).expect_err(row).to_string();
-        assert!(e.contains(want) && e.contains("bad.model:5:"), "{row}: {e}");
+        rejects(&text, row, want, 5);
     }
     let opts = ParseOptions {
         db: None,

@@ -58,8 +58,26 @@ pub fn verdict(file: &str, v: &Verdict) -> Json {
         "warnings": v.warnings.iter().map(|w| warning(m, w)).collect::<Vec<_>>(),
         "coverage": coverage(m, &v.coverage),
         "trace": v.trace.as_ref().map(|t| crate::trace::json::render(m, t)),
+        "schedules": v.schedules.iter().map(|r| schedule(&v.model, r)).collect::<Vec<_>>(),
         "diagnostics": Json::Null,
     })
+}
+
+/// A schedule's run: its claims judged, its trace, or the step that could not run.
+#[must_use]
+pub fn schedule(model: &crate::Model, r: &crate::schedules::ScheduleRun) -> Json {
+    let m = model.ir();
+    let claims: Vec<Json> = r
+        .claims
+        .iter()
+        .map(|(text, got)| json!({"claim": text, "holds": got.is_ok(), "why": got.as_ref().err()}))
+        .collect();
+    let trace = crate::trace::json::render(m, &r.trace);
+    let error = r.error.as_ref().map_or(
+        Json::Null,
+        |e| json!({"step": e.step, "written": e.written, "message": e.message, "hint": e.hint}),
+    );
+    json!({"name": r.name, "met": r.met(), "claims": claims, "error": error, "trace": trace})
 }
 
 /// A model that could not be read: its diagnostics (each at its place), and the text.

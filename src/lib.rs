@@ -40,6 +40,7 @@ internal!(exec, explore, ir, lang, sim, trace, world);
 
 pub mod json;
 mod limits;
+pub mod schedules;
 mod simulation;
 mod simulation_text;
 mod verdict;
@@ -50,7 +51,9 @@ pub use explore::{Bound, Failure, Options, Outcome, Progress, Stats, StepMemo};
 pub use ir::value::{Pid, Sym};
 pub use ir::Flavour;
 pub use lang::{Diagnostic, Diagnostics, ParseOptions};
+pub use schedules::ScheduleRun;
 pub use simulation::{Figures, SimProgress, SimulateOptions, Simulation, SIMULATION_JSON_VERSION};
+pub use trace::schedule::{Cause, Driver, ScheduleError};
 pub use trace::token::TokenError;
 pub use trace::Trace;
 pub use verdict::Verdict;
@@ -387,6 +390,7 @@ impl Model {
             _ => None,
         };
         let warnings = warnings::warnings(&self.ir, &outcome, &coverage);
+        let schedules = schedules::run_all(&self.ir);
         Verdict {
             model: self.clone(),
             outcome,
@@ -395,11 +399,49 @@ impl Model {
             trace,
             coverage,
             warnings,
+            schedules,
         }
     }
 }
 
 impl Model {
+    /// A stepping driver at the model's initial state: [`Driver::take`] runs one scheduled
+    /// step (`T1`, `tick 100ms`, `fault crash T2`) as a client driver would, then what follows
+    /// it on its own (docs/language.md, "Schedules").
+    #[must_use]
+    pub fn driver(&self) -> Driver<'_> {
+        Driver::new(&self.ir)
+    }
+
+    /// The trace of a schedule written on one line (`"T1 T2 T1 tick 100ms T2"`), as
+    /// `interlock run --schedule` prints it.
+    ///
+    /// # Errors
+    /// The first step that cannot run where it stands, with its number and a hint.
+    pub fn run_schedule(&self, schedule: &str) -> Result<trace::Trace, ScheduleError> {
+        trace::schedule::run(&self.ir, &trace::schedule::split(schedule))
+    }
+
+    /// As [`Model::run_schedule`]; when a step cannot run, the trace of the steps before it
+    /// and the error.
+    #[must_use]
+    pub fn run_schedule_partly(&self, schedule: &str) -> (trace::Trace, Option<ScheduleError>) {
+        trace::schedule::run_partly(&self.ir, &trace::schedule::split(schedule))
+    }
+
+    /// Runs every `schedule` block of the model and judges the claims of its `expect
+    /// schedule` lines for this flavour (`check` runs only the blocks with claims).
+    #[must_use]
+    pub fn schedule_runs(&self) -> Vec<ScheduleRun> {
+        schedules::run_each(&self.ir, false)
+    }
+
+    /// The names of the model's `schedule` blocks, in order.
+    #[must_use]
+    pub fn schedule_names(&self) -> Vec<&str> {
+        self.ir.schedules.iter().map(|s| s.name.as_str()).collect()
+    }
+
     /// The trace of the path a replay token names (the step names a trace shows, every step
     /// explicit: `buyer[0] buyer[1] tick 100ms …`; see docs/json.md, "Replay tokens"), with what its end
     /// state breaks: the first property by the checker's order, or a deadlock.
@@ -416,18 +458,7 @@ impl Model {
             bare.loop_start = read.loop_start;
             return Ok(bare);
         }
-        let mut fails = Vec::new();
-        explore::check(m, &bare.end, &mut fails);
-        let failure = fails
-            .iter()
-            .map(|&f| explore::rank(m, f))
-            .min()
-            .map(|r| r.1);
-        let failure = failure.or_else(|| {
-            let mut succ = Vec::new();
-            let progress = exec::successors(m, &bare.end, &mut succ);
-            (progress == 0 && !bare.end.is_final()).then_some(explore::Failure::Deadlock)
-        });
+        let failure = trace::end_failure(m, &bare.end);
         if failure.is_none() {
             return Ok(bare);
         }

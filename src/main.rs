@@ -2,6 +2,7 @@
 
 mod memory;
 mod plot;
+mod run_cmd;
 mod simulate_cmd;
 mod units;
 
@@ -173,6 +174,28 @@ enum Command {
         /// Stop after this long (`90s`, `10m`); the runs done are reported, exit code 3.
         #[arg(long, value_name = "DURATION", value_parser = units::seconds)]
         time_limit: Option<u64>,
+    },
+    /// Print the trace of a chosen interleaving: `--schedule "T1 T2 T1 …"`, or the model's
+    /// own `schedule` blocks. A statement that must wait is shown waiting and the schedule
+    /// goes on; a waiter resumes as soon as its wait is over, before the next step.
+    #[command(after_help = run_cmd::EXIT_CODES)]
+    Run {
+        /// One model file.
+        file: PathBuf,
+        /// The steps, as a trace names them: `T1 T2 buyer[0] tick 100ms fault crash T2`.
+        #[arg(long, value_name = "STEPS", conflicts_with = "named")]
+        schedule: Option<String>,
+        /// Run only this one of the model's `schedule` blocks (default: all of them).
+        #[arg(long, value_name = "NAME")]
+        named: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Run against this database flavour (needed when the file names several).
+        #[arg(long, value_enum)]
+        db: Option<Db>,
+        /// Give a `param` of the model this value (repeatable): `--set clients=4`.
+        #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
+        set: Vec<(String, String)>,
     },
     /// List models: file, expectation and title.
     List {
@@ -355,6 +378,30 @@ fn main() -> ExitCode {
             check(&paths, &show, opts, &db, &watch)
         }
         Command::List { paths } => list(&paths),
+        Command::Run {
+            file,
+            schedule,
+            named,
+            format,
+            db,
+            set,
+        } => {
+            let how = Loading {
+                db: db.map(Db::flavour),
+                cost: None,
+                set,
+            };
+            let (file, m) = match one_model(std::slice::from_ref(&file), &how, "run") {
+                Ok(x) => x,
+                Err(code) => return code,
+            };
+            let args = run_cmd::Args {
+                schedule,
+                named,
+                json: format == Format::Json,
+            };
+            run_cmd::run(&file.display().to_string(), &m, &args)
+        }
         Command::Simulate {
             paths,
             seed,
@@ -589,30 +636,32 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
 }
 
 /// `check FILE --path TOKEN`: the trace of that path, and what its end state breaks.
-fn replay(paths: &[PathBuf], db: &Loading, token: &str) -> ExitCode {
+/// The one model a command that takes one file reads: its file, and the model for the one
+/// flavour it runs against; `Err` (printed) when that is not one.
+fn one_model(paths: &[PathBuf], db: &Loading, what: &str) -> Result<(PathBuf, Model), ExitCode> {
     let files = match model_files(paths) {
         Ok(f) if f.len() == 1 => f,
         Ok(f) => {
             eprintln!(
-                "error: --path replays one model, and {} were given\n  hint: name one .model \
+                "error: {what} takes one model, and {} were given\n  hint: name one .model \
                  file",
                 f.len()
             );
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
         Err((_, e)) => {
             eprintln!("{e}");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
-    let models = match load(&files[0], db) {
+    let mut models = match load(&files[0], db) {
         Ok(m) => m,
         Err(e) => {
             eprint!("{e}");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
-    let [m] = models.as_slice() else {
+    if models.len() != 1 {
         let names: Vec<&str> = models
             .iter()
             .filter_map(|m| m.flavour())
@@ -623,8 +672,18 @@ fn replay(paths: &[PathBuf], db: &Loading, token: &str) -> ExitCode {
             files[0].display(),
             names.join(", ")
         );
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
+    }
+    let m = models.pop().expect("one model");
+    Ok((files[0].clone(), m))
+}
+
+fn replay(paths: &[PathBuf], db: &Loading, token: &str) -> ExitCode {
+    let (file, m) = match one_model(paths, db, "--path") {
+        Ok(x) => x,
+        Err(code) => return code,
     };
+    let (files, m) = ([file], &m);
     match m.trace_of(token) {
         Ok(t) => {
             outln!("{}: {}", files[0].display(), m.name());

@@ -25,12 +25,23 @@ pub struct Verdict {
     pub coverage: Coverage,
     /// What the verdict does not cover, in words ([`Warning`]).
     pub warnings: Vec<Warning>,
+    /// The model's `schedule` blocks, run and judged against their claims.
+    pub schedules: Vec<crate::schedules::ScheduleRun>,
 }
 
 impl Verdict {
     /// Whether what was found is what the model's `expect` line says.
     #[must_use]
     pub fn met(&self) -> bool {
+        self.search_met()
+            && self
+                .schedules
+                .iter()
+                .all(crate::schedules::ScheduleRun::met)
+    }
+
+    /// Whether the search found what the `expect` line says (schedules aside).
+    fn search_met(&self) -> bool {
         match (&self.outcome, &self.model.ir().expect) {
             (Outcome::Incomplete { .. }, _) => false,
             (_, Expect::Unstated) => true,
@@ -79,11 +90,23 @@ impl Verdict {
     /// The expectation as written: `holds`, `violated x`, `deadlock`.
     #[must_use]
     pub fn expected(&self) -> String {
-        match &self.model.ir().expect {
+        let search: String = match &self.model.ir().expect {
             Expect::Holds => "holds".into(),
             Expect::Violated(n) => format!("violated {n}"),
             Expect::Deadlock => "deadlock".into(),
             Expect::Unstated => "nothing stated for this database".into(),
+        };
+        let claimed = self
+            .model
+            .ir()
+            .schedules
+            .iter()
+            .filter(|s| !s.claims.is_empty())
+            .count();
+        match claimed {
+            0 => search,
+            1 => format!("{search}, and 1 schedule as claimed"),
+            n => format!("{search}, and {n} schedules as claimed"),
         }
     }
 
@@ -186,6 +209,7 @@ impl Verdict {
         for w in &self.warnings {
             out.push_str(&render_warning(m, w));
         }
+        out.push_str(&crate::schedules::render(m, &self.schedules));
         let met = if self.met() { "met" } else { "NOT MET" };
         out.push_str(&format!("expected: {} — {met}\n", self.expected()));
         out
@@ -317,7 +341,7 @@ fn render_warning(m: &Model, w: &Warning) -> String {
 }
 
 /// `text` in lines of at most 100 columns, the first behind `first`, the others behind `rest`.
-fn wrap(text: &str, first: &str, rest: &str) -> String {
+pub(crate) fn wrap(text: &str, first: &str, rest: &str) -> String {
     fill(text.split(' '), first, rest)
 }
 

@@ -9,6 +9,7 @@ mod op;
 pub use expr::{BinOp, Expr, StatusKind, UnOp};
 pub use op::{LockClause, LockMode, OnError, Op, OpKind, RedisCmd, SqlStmt, WaitPolicy};
 
+pub mod schedule;
 pub mod value;
 pub mod workload;
 
@@ -81,6 +82,8 @@ pub struct Model {
     pub workload: workload::Workload,
     /// The cost file appended to the source (`--cost`), if any, for replay commands.
     pub costs: Option<String>,
+    /// `schedule NAME { … }` blocks, in declaration order, with this flavour's claims.
+    pub schedules: Vec<schedule::Schedule>,
 }
 
 /// The database: one flavour, its default isolation level, its tables, its settings.

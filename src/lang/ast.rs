@@ -112,6 +112,8 @@ pub enum DeclKind {
         flavours: Option<Vec<(Flavour, Span)>>,
         expect: ExpectDecl,
     },
+    /// `schedule NAME { … }`
+    Schedule(ScheduleAst),
 }
 
 /// The named liveness forms.
@@ -231,6 +233,40 @@ pub enum ExpectDecl {
     Holds,
     Violated(Name),
     Deadlock,
+    /// `expect [FLAVOURS:] schedule NAME: CLAIM, CLAIM, …`
+    Schedule { name: Name, claims: Vec<ClaimAst> },
+}
+
+/// `schedule NAME { STEP … }`: the steps as written, each with where it is.
+#[derive(Clone, Debug)]
+pub struct ScheduleAst {
+    pub name: Name,
+    pub steps: Vec<(String, Span)>,
+}
+
+/// One claim about a schedule's run (docs/language.md, "Schedules").
+#[derive(Clone, Debug)]
+pub struct ClaimAst {
+    pub kind: ClaimAstKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ClaimAstKind {
+    /// `P waits at K`, or `P waits` (still, at the end).
+    Waits { who: Name, at: Option<usize> },
+    /// `P gets 'CODE' at K`: a statement of P's fails with this code.
+    Gets { who: Name, code: String, at: usize },
+    /// `P reads (1, 10) (2, 20) at K`, `P reads 10 at K`, `P reads nothing at K`.
+    Reads {
+        who: Name,
+        rows: Vec<Vec<Lit>>,
+        at: usize,
+    },
+    /// `P finishes` (any outcome) or `P returns 'outcome'`.
+    Ends { who: Name, outcome: Option<String> },
+    /// `final EXPR`: true of the state the run ends in.
+    Final(Expr),
 }
 
 pub type Block = Vec<Stmt>;

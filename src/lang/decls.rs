@@ -12,7 +12,7 @@ use super::suggest;
 use crate::ir::workload::Latency;
 use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 28] = [
+pub const DECLARATIONS: [&str; 29] = [
     "model",
     "param",
     "latency",
@@ -40,6 +40,7 @@ pub const DECLARATIONS: [&str; 28] = [
     "allow",
     "terminates",
     "no_starvation",
+    "schedule",
     "expect",
 ];
 
@@ -153,6 +154,7 @@ impl Parser<'_> {
             "allow" => self.allow(),
             "terminates" => self.liveness(LivenessForm::Terminates),
             "no_starvation" => self.liveness(LivenessForm::NoStarvation),
+            "schedule" => self.schedule(),
             _ => self.expect_decl(),
         }
     }
@@ -775,13 +777,17 @@ impl Parser<'_> {
     /// `expect [FLAVOUR, … :] holds` / `… violated name` / `… deadlock`.
     fn expect_decl(&mut self) -> PResult<DeclKind> {
         let flavours = self.expect_flavours()?;
-        let what = self.name("`holds`, `violated NAME` or `deadlock`")?;
+        if self.eat_word("schedule") {
+            let expect = self.schedule_claims()?;
+            return Ok(DeclKind::Expect { flavours, expect });
+        }
+        let what = self.name("`holds`, `violated NAME`, `deadlock` or `schedule NAME: …`")?;
         let expect = match what.text.to_ascii_lowercase().as_str() {
             "holds" => ExpectDecl::Holds,
             "deadlock" => ExpectDecl::Deadlock,
             "violated" => ExpectDecl::Violated(self.name("the name of a property")?),
             _ => {
-                let known = ["holds", "violated", "deadlock"];
+                let known = ["holds", "violated", "deadlock", "schedule"];
                 let hint = suggest::hint(&what.text, known, "expectations are", "");
                 let msg = format!("unknown expectation \"{}\"", what.text);
                 let d = Diagnostic::new(msg, what.span, "unknown expectation").with_hint(hint);

@@ -60,6 +60,7 @@ pub fn lower(
     faults(&mut cx, decls, &mut model);
     properties(&mut cx, decls, &mut model);
     expect(&mut cx, decls, &mut model);
+    super::lower_schedule::schedules(&mut cx, decls, &mut model);
     finish(cx, model, db, settings)
 }
 
@@ -564,6 +565,10 @@ fn expect(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
     let lines: Vec<ExpectLine> = decls
         .iter()
         .filter_map(|d| match &d.kind {
+            DeclKind::Expect {
+                expect: ExpectDecl::Schedule { .. },
+                ..
+            } => None,
             DeclKind::Expect { flavours, expect } => Some((d, flavours.as_deref(), expect)),
             _ => None,
         })
@@ -637,6 +642,7 @@ fn expect(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
 
 fn expectation(cx: &mut Cx, model: &Model, e: &ExpectDecl) -> Expect {
     match e {
+        ExpectDecl::Schedule { .. } => Expect::Unstated,
         ExpectDecl::Holds => Expect::Holds,
         ExpectDecl::Deadlock => Expect::Deadlock,
         ExpectDecl::Violated(name) => {

@@ -379,3 +379,17 @@ fn at(m: &Model, server: u16) -> String {
         String::new()
     }
 }
+
+/// How a finished process ended, in a few words: `returned 'sold'`, `error 40001`.
+pub fn finished_name(m: &Model, status: crate::world::process::Status) -> String {
+    use crate::world::process::Status;
+    match status {
+        Status::Done(Some(outcome)) => format!("returned '{}'", m.symbol(outcome)),
+        Status::Done(None) => "returned".into(),
+        Status::Errored(code) => format!("error {}", m.symbol(code)),
+        Status::Failed(_) => "a runtime error".into(),
+        Status::Crashed => "crashed".into(),
+        Status::Hung => "hung".into(),
+        _ => "running".into(),
+    }
+}

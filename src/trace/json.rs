@@ -3,6 +3,7 @@
 //! as data — SQL replies, Redis commands, row versions, locks, keys and their TTLs, faults.
 //! Only reads the trace; computes no semantics.
 
+use super::schedule::Cause;
 use super::describe::{describe, ms, node_name, redis, row_name, sql_text, wait_name};
 use super::{token, Step, Trace};
 use crate::exec::observe::{Event, Reply};
@@ -18,7 +19,7 @@ pub fn render(m: &Model, t: &Trace) -> Json {
         .steps
         .iter()
         .enumerate()
-        .map(|(i, s)| step(m, i, s))
+        .map(|(i, s)| step(m, i, s, t.causes.get(i).copied()))
         .collect();
     let edges = |es: &[Edge]| -> Vec<Json> { es.iter().map(|e| edge(m, e)).collect() };
     json!({
@@ -32,7 +33,7 @@ pub fn render(m: &Model, t: &Trace) -> Json {
     })
 }
 
-fn step(m: &Model, i: usize, s: &Step) -> Json {
+fn step(m: &Model, i: usize, s: &Step, cause: Option<Cause>) -> Json {
     let d = describe(m, s);
     let at = s.events.iter().find_map(|e| match e {
         Event::At { span } => Some(*span),
@@ -46,7 +47,7 @@ fn step(m: &Model, i: usize, s: &Step) -> Json {
             _ => 0,
         })
         .sum();
-    json!({
+    let mut out = json!({
         "index": i + 1,
         "step": token::name(m, s.choice, ticks),
         "actor": d.actor.map(|p| m.process_name(p)),
@@ -55,7 +56,17 @@ fn step(m: &Model, i: usize, s: &Step) -> Json {
         "did": d.doing,
         "world": d.world,
         "events": s.events.iter().filter_map(|e| event(m, d.actor, e)).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(cause) = cause {
+        let (k, automatic) = match cause {
+            Cause::Scheduled(k) => (Some(k), false),
+            Cause::After(k) => (Some(k), true),
+            Cause::Drain => (None, true),
+        };
+        out["schedule_step"] = json!(k);
+        out["automatic"] = json!(automatic);
+    }
+    out
 }
 
 fn edge(m: &Model, e: &Edge) -> Json {

@@ -1,8 +1,9 @@
 //! Counterexamples as data: the path replayed step by step with what each step did.
 //! Renderers (`text`, `json`) are separate and only read a [`Trace`].
 
-mod describe;
+pub(crate) mod describe;
 pub mod json;
+pub mod schedule;
 pub mod text;
 pub mod token;
 
@@ -33,6 +34,9 @@ pub struct Trace {
     pub end: State,
     /// A liveness counterexample's loop: the steps from this index on repeat forever.
     pub loop_start: Option<usize>,
+    /// For a schedule's trace ([`schedule`]): why each step ran. Empty for any other trace.
+    #[doc(hidden)]
+    pub causes: Vec<schedule::Cause>,
 }
 
 /// One transition of a trace.
@@ -95,11 +99,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
         });
         s = next;
     }
-    let (waits, cycle) = if failure == Some(Failure::Deadlock) {
-        (waits::edges(m, &s), waits::cycle(m, &s))
-    } else {
-        (Vec::new(), None)
-    };
+    let (waits, cycle) = deadlock_waits(m, &s, failure);
     Ok(Trace {
         steps,
         failure,
@@ -107,7 +107,36 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
         cycle,
         end: s,
         loop_start: None,
+        causes: Vec::new(),
     })
+}
+
+/// What a path's end state breaks, as `check --path` judges it: the first property broken
+/// by the checker's order, else a deadlock if nothing can step and not every process has
+/// finished.
+#[must_use]
+pub fn end_failure(m: &Model, s: &State) -> Option<Failure> {
+    let mut fails = Vec::new();
+    crate::explore::check(m, s, &mut fails);
+    let broken = fails
+        .iter()
+        .map(|&f| crate::explore::rank(m, f))
+        .min()
+        .map(|r| r.1);
+    broken.or_else(|| {
+        let mut succ = Vec::new();
+        let progress = crate::exec::successors(m, s, &mut succ);
+        (progress == 0 && !s.is_final()).then_some(Failure::Deadlock)
+    })
+}
+
+/// For a deadlock, every wait edge of the end state and the cycle among them.
+fn deadlock_waits(m: &Model, s: &State, failure: Option<Failure>) -> (Vec<Edge>, Option<Vec<Edge>>) {
+    if failure == Some(Failure::Deadlock) {
+        (waits::edges(m, s), waits::cycle(m, s))
+    } else {
+        (Vec::new(), None)
+    }
 }
 
 impl Trace {
@@ -157,7 +186,7 @@ impl Trace {
 }
 
 /// The lock holders a state shows: keys whose value is a process id, per server.
-fn holders(m: &Model, s: &State) -> Vec<(u16, crate::ir::value::Sym, Pid)> {
+pub(crate) fn holders(m: &Model, s: &State) -> Vec<(u16, crate::ir::value::Sym, Pid)> {
     let mut out = Vec::new();
     for server in 0..m.redis.len() as u16 {
         for k in &s.redis[s.node(m, server)].keys {

@@ -37,7 +37,7 @@ fn columns(m: &Model, t: &Trace, w: usize) -> String {
     let mut out = grid_row(&widths, &head);
     for (i, step) in t.steps.iter().enumerate() {
         let d = describe(m, step);
-        let mut cells = vec![(i + 1).to_string()];
+        let mut cells = vec![number(t, i)];
         cells.extend(std::iter::repeat_n(String::new(), n));
         let mut world = d.world;
         match d.actor {
@@ -69,7 +69,7 @@ fn list(m: &Model, t: &Trace) -> String {
             .actor
             .map_or_else(|| "env".to_string(), |p| m.process_name(p));
         let cells = [
-            format!("{:>2}", i + 1),
+            format!("{:>2}", number(t, i)),
             who,
             d.doing,
             mark(m, t, i, d.world),
@@ -77,6 +77,16 @@ fn list(m: &Model, t: &Trace) -> String {
         out.push_str(&grid_row(&widths, &cells));
     }
     out
+}
+
+/// A row's number: its step, or for a schedule's trace the schedule step that ran it, and
+/// `↳` for a step that followed on its own (a waiter resuming, a due check, time passing).
+fn number(t: &Trace, i: usize) -> String {
+    match t.causes.get(i) {
+        None => (i + 1).to_string(),
+        Some(super::schedule::Cause::Scheduled(k)) => k.to_string(),
+        Some(_) => "↳".into(),
+    }
 }
 
 /// Where a model has Redis, every step starts its world cell with the time and who holds

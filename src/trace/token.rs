@@ -233,7 +233,7 @@ pub fn path(m: &Model, token: &str) -> Result<Path, TokenError> {
 }
 
 /// The names of the steps that can happen in `s`, for a hint.
-fn enabled_names(m: &Model, s: &State) -> String {
+pub(crate) fn enabled_names(m: &Model, s: &State) -> String {
     let mut succ = Vec::new();
     crate::exec::successors(m, s, &mut succ);
     if succ.is_empty() {
@@ -253,7 +253,7 @@ type Read = (Choice, Option<String>, usize);
 
 /// One step at the start of `words`: its choice, the time a `tick` claims, and how many
 /// words it took.
-fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Option<String>)> {
+pub(crate) fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (String, Option<String>)> {
     let arg = |i: usize| -> Result<&str, (String, Option<String>)> {
         words
             .get(i)
@@ -375,7 +375,7 @@ fn ticks_written(m: &Model, w: &str) -> Option<u32> {
     (ms % tick == 0).then_some(ms / tick)?.try_into().ok()
 }
 
-fn pid_named(m: &Model, w: &str) -> Option<Pid> {
+pub(crate) fn pid_named(m: &Model, w: &str) -> Option<Pid> {
     (0..m.processes.len())
         .map(|i| Pid(i as u16))
         .find(|&p| m.process_name(p) == w)

@@ -12,6 +12,7 @@ mod lang;
 mod models;
 mod reductions;
 mod regressions;
+mod schedules;
 mod simulate;
 mod symmetry;
 mod world;

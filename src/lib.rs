@@ -40,6 +40,9 @@ internal!(exec, explore, ir, lang, sim, trace, world);
 
 pub mod json;
 mod limits;
+/// Clients of real servers: sessions, scratch databases, lock-wait detection.
+#[cfg(feature = "servers")]
+pub mod servers;
 pub mod schedules;
 mod simulation;
 mod simulation_text;

@@ -13,6 +13,7 @@ mod models;
 mod reductions;
 mod regressions;
 mod schedules;
+mod servers;
 mod simulate;
 mod symmetry;
 mod world;

@@ -40,10 +40,13 @@ internal!(exec, explore, ir, lang, sim, trace, world);
 
 pub mod json;
 mod limits;
+/// Replay of a trace on a real server (feature `servers`).
+#[cfg(feature = "servers")]
+pub mod replay;
+pub mod schedules;
 /// Clients of real servers: sessions, scratch databases, lock-wait detection.
 #[cfg(feature = "servers")]
 pub mod servers;
-pub mod schedules;
 mod simulation;
 mod simulation_text;
 mod verdict;
@@ -466,6 +469,23 @@ impl Model {
             return Ok(bare);
         }
         Ok(trace::replay(m, &path, failure).expect("a token's path replays"))
+    }
+}
+
+#[cfg(feature = "servers")]
+impl Model {
+    /// Why `t` cannot be replayed on a real server (empty: it can).
+    #[must_use]
+    pub fn replay_cannot(&self, t: &Trace) -> Vec<String> {
+        replay::cannot(&self.ir, t)
+    }
+
+    /// Replays `t` on the server `opts` names (docs/replay.md).
+    ///
+    /// # Errors
+    /// The server cannot be reached, or refused the schema or a setting.
+    pub fn replay_on(&self, t: &Trace, opts: &replay::Options) -> Result<replay::Report, String> {
+        replay::run(&self.ir, t, opts)
     }
 }
 

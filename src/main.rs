@@ -2,6 +2,7 @@
 
 mod memory;
 mod plot;
+mod replay_cmd;
 mod run_cmd;
 mod simulate_cmd;
 mod units;
@@ -197,6 +198,44 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
         set: Vec<(String, String)>,
     },
+    /// Replay a schedule, a path or the counterexample on real PostgreSQL or MariaDB servers
+    /// and compare every step with the simulation (build with `--features servers`).
+    #[command(after_help = replay_cmd::EXIT_CODES)]
+    Replay {
+        /// One model file.
+        file: PathBuf,
+        /// Replay this schedule (steps as a trace names them).
+        #[arg(long, value_name = "STEPS", group = "what")]
+        schedule: Option<String>,
+        /// Replay this one of the model's `schedule` blocks (default: every block with claims
+        /// for the flavour, or the counterexample when the model has no schedule).
+        #[arg(long, value_name = "NAME", group = "what")]
+        named: Option<String>,
+        /// Replay the path of this replay token.
+        #[arg(long, value_name = "TOKEN", group = "what")]
+        path: Option<String>,
+        /// Replay the counterexample `check` finds.
+        #[arg(long, group = "what")]
+        counterexample: bool,
+        /// The PostgreSQL server for the postgres flavour.
+        #[arg(long, value_name = "URL", env = "INTERLOCK_POSTGRES_URL")]
+        postgres: Option<String>,
+        /// The MySQL or MariaDB server for the mysql and mariadb flavours.
+        #[arg(long, value_name = "URL", env = "INTERLOCK_MYSQL_URL")]
+        mysql: Option<String>,
+        /// Real time per model time: `0.1` runs ticks and the model's timeouts ten times
+        /// faster (InnoDB's lock wait timeout has whole seconds, at least 1).
+        #[arg(long, default_value_t = 1.0)]
+        time_scale: f64,
+        /// Replay only this flavour of a file that names several.
+        #[arg(long, value_enum)]
+        db: Option<Db>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Give a `param` of the model this value (repeatable).
+        #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
+        set: Vec<(String, String)>,
+    },
     /// List models: file, expectation and title.
     List {
         /// Files or folders; default `models`.
@@ -378,6 +417,47 @@ fn main() -> ExitCode {
             check(&paths, &show, opts, &db, &watch)
         }
         Command::List { paths } => list(&paths),
+        Command::Replay {
+            file,
+            schedule,
+            named,
+            path,
+            counterexample,
+            postgres,
+            mysql,
+            time_scale,
+            db,
+            format,
+            set,
+        } => {
+            if !(time_scale > 0.0 && time_scale.is_finite()) {
+                eprintln!("error: --time-scale must be above 0\n  hint: 1 is real time, 0.1 ten times faster");
+                return ExitCode::from(2);
+            }
+            let how = Loading {
+                db: db.map(Db::flavour),
+                cost: None,
+                set,
+            };
+            let models = match load(&file, &how) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprint!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let args = replay_cmd::Args {
+                schedule,
+                named,
+                path,
+                counterexample,
+                postgres,
+                mysql,
+                time_scale,
+                json: format == Format::Json,
+            };
+            replay_cmd::run(&file.display().to_string(), &models, &args)
+        }
         Command::Run {
             file,
             schedule,

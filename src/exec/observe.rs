@@ -19,6 +19,9 @@ pub enum Event {
     Sql {
         stmt: SqlStmt,
         reply: Reply,
+        /// The process's locals as the statement ran (what its `$names` were), for replay
+        /// on a real server.
+        locals: Box<[Value]>,
     },
     /// `arg` is the value a SET wrote (nil for other commands); `server` answered it.
     Redis {

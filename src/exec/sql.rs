@@ -29,6 +29,11 @@ pub(super) fn run<O: Observer>(
     on_error: Option<&OnError>,
     obs: &mut O,
 ) -> Result<Flow, RunError> {
+    let locals: Box<[Value]> = if O::EVENTS {
+        st.procs[pid.index()].locals.iter().copied().collect()
+    } else {
+        Box::default()
+    };
     let out = match st.procs[pid.index()].error.take() {
         Some(code) => Outcome::Error(code),
         None => statement(m, st, pid, stmt, obs)?,
@@ -50,6 +55,7 @@ pub(super) fn run<O: Observer>(
                 obs.event(Event::Sql {
                     stmt: stmt.clone(),
                     reply,
+                    locals,
                 });
             }
             if st.procs[pid.index()].txn.is_some_and(|t| !t.explicit) {
@@ -62,6 +68,7 @@ pub(super) fn run<O: Observer>(
                 obs.event(Event::Sql {
                     stmt: stmt.clone(),
                     reply: Reply::None,
+                    locals,
                 });
                 if let Status::Waiting(wait) = st.procs[pid.index()].status {
                     let holder = Some(holder);
@@ -421,6 +428,7 @@ fn fail<O: Observer>(
         obs.event(Event::Sql {
             stmt: stmt.clone(),
             reply: Reply::Error(code),
+            locals: st.procs[pid.index()].locals.iter().copied().collect(),
         });
     }
     let p = &st.procs[pid.index()];

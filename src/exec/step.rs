@@ -249,6 +249,7 @@ fn local<O: Observer>(
                         isolation: *isolation,
                     },
                     reply: super::observe::Reply::None,
+                    locals: Box::default(),
                 });
             }
         }

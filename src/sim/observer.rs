@@ -89,7 +89,7 @@ impl Observer for Watch<'_> {
     fn event(&mut self, e: Event) {
         let c = &mut self.counts;
         match e {
-            Event::Sql { stmt, reply } => {
+            Event::Sql { stmt, reply, .. } => {
                 let locking = match &stmt {
                     SqlStmt::Select { lock, .. } => lock.is_some(),
                     SqlStmt::Update { .. } | SqlStmt::Delete { .. } | SqlStmt::Insert { .. } => {

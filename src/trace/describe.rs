@@ -22,7 +22,7 @@ pub fn describe(m: &Model, step: &Step) -> Described {
     for e in &step.events {
         match e {
             Event::At { .. } | Event::Woke { .. } => {}
-            Event::Sql { stmt, reply } => doing.push(sql(stmt, reply, m)),
+            Event::Sql { stmt, reply, .. } => doing.push(sql(stmt, reply, m)),
             Event::Redis {
                 server,
                 cmd,
@@ -231,7 +231,7 @@ pub fn describe(m: &Model, step: &Step) -> Described {
 }
 
 /// A statement as written (`BEGIN`, `COMMIT`, `ROLLBACK` for those).
-pub(super) fn sql_text(stmt: &SqlStmt) -> &str {
+pub(crate) fn sql_text(stmt: &SqlStmt) -> &str {
     match stmt {
         SqlStmt::Begin { .. } => "BEGIN",
         SqlStmt::Commit => "COMMIT",

@@ -131,7 +131,9 @@ pub fn event(m: &Model, actor: Option<Pid>, e: &Event) -> Option<Json> {
     let key = |k: &crate::ir::value::Sym| m.symbol(*k).to_string();
     Some(match e {
         Event::At { .. } => return None,
-        Event::Sql { stmt, reply: r } => {
+        Event::Sql {
+            stmt, reply: r, ..
+        } => {
             json!({ "kind": "sql", "statement": sql_text(stmt), "reply": reply(m, r) })
         }
         Event::Redis {

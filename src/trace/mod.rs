@@ -34,7 +34,7 @@ pub struct Trace {
     pub end: State,
     /// A liveness counterexample's loop: the steps from this index on repeat forever.
     pub loop_start: Option<usize>,
-    /// For a schedule's trace ([`schedule`]): why each step ran. Empty for any other trace.
+    /// For a schedule's trace: why each step ran. Empty for any other trace.
     #[doc(hidden)]
     pub causes: Vec<schedule::Cause>,
 }

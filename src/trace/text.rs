@@ -81,7 +81,7 @@ fn list(m: &Model, t: &Trace) -> String {
 
 /// A row's number: its step, or for a schedule's trace the schedule step that ran it, and
 /// `↳` for a step that followed on its own (a waiter resuming, a due check, time passing).
-fn number(t: &Trace, i: usize) -> String {
+pub(crate) fn number(t: &Trace, i: usize) -> String {
     match t.causes.get(i) {
         None => (i + 1).to_string(),
         Some(super::schedule::Cause::Scheduled(k)) => k.to_string(),

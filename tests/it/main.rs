@@ -12,6 +12,7 @@ mod lang;
 mod models;
 mod reductions;
 mod regressions;
+mod replay;
 mod schedules;
 mod servers;
 mod simulate;

@@ -1,0 +1,99 @@
+//! One statement's answer, simulated and real, in the same words, and whether they agree:
+//! rows as multisets (in order where the statement has `ORDER BY`), row counts, error codes.
+
+use crate::exec::observe::Reply;
+use crate::ir::{Model, Value};
+use crate::servers::{Cell, Outcome};
+
+/// What the simulation answered, as the table shows it.
+pub fn simulated(m: &Model, reply: &Reply) -> String {
+    match reply {
+        Reply::None | Reply::Tag(_) => "ok".into(),
+        Reply::Count(n) => rows_word(u64::try_from(*n).unwrap_or(0)),
+        Reply::Error(code) => format!("ERROR {}", m.symbol(*code)),
+        Reply::Rows(rows) => {
+            let cells: Vec<Vec<Cell>> = rows
+                .iter()
+                .map(|r| r.iter().map(|&v| cell(m, v)).collect())
+                .collect();
+            rows_text(&cells)
+        }
+    }
+}
+
+/// What the server answered, in the same words.
+pub fn server(out: &Outcome) -> String {
+    if let Some(e) = &out.error {
+        return format!("ERROR {}", e.code);
+    }
+    match (&out.rows, out.affected) {
+        (Some(rows), _) => rows_text(rows),
+        (None, Some(n)) => rows_word(n),
+        (None, None) => "ok".into(),
+    }
+}
+
+/// Whether the server's answer is the simulation's.
+pub fn agree(m: &Model, reply: &Reply, out: &Outcome, ordered: bool) -> bool {
+    match reply {
+        Reply::Error(code) => out
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == m.symbol(*code)),
+        _ if out.error.is_some() => false,
+        Reply::None | Reply::Tag(_) => true,
+        Reply::Count(n) => out.affected.is_some_and(|a| i64::try_from(a) == Ok(*n)),
+        Reply::Rows(rows) => {
+            let Some(got) = &out.rows else { return false };
+            let want: Vec<Vec<Cell>> = rows
+                .iter()
+                .map(|r| r.iter().map(|&v| cell(m, v)).collect())
+                .collect();
+            if ordered {
+                *got == want
+            } else {
+                sorted(got) == sorted(&want)
+            }
+        }
+    }
+}
+
+/// A simulated value as the server would send it.
+pub fn cell(m: &Model, v: Value) -> Cell {
+    match v {
+        Value::Nil => Cell::Null,
+        Value::Int(i) => Cell::Int(i),
+        Value::Bool(b) => Cell::Int(i64::from(b)),
+        Value::Str(s) => Cell::from_text(m.symbol(s)),
+        Value::Pid(p) => Cell::Text(m.process_name(p)),
+    }
+}
+
+fn sorted(rows: &[Vec<Cell>]) -> Vec<String> {
+    let mut keys: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
+    keys.sort();
+    keys
+}
+
+fn rows_word(n: u64) -> String {
+    format!("{n} row{}", if n == 1 { "" } else { "s" })
+}
+
+/// Rows as the trace writes them: `10`, `(1, 10) (2, 20)`, `no row`.
+pub fn rows_text(rows: &[Vec<Cell>]) -> String {
+    if rows.is_empty() {
+        return "no row".into();
+    }
+    let shown: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let cells: Vec<String> = r.iter().map(ToString::to_string).collect();
+            if cells.len() == 1 {
+                cells[0].clone()
+            } else {
+                format!("({})", cells.join(", "))
+            }
+        })
+        .collect();
+    shown.join(" ")
+}

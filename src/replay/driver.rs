@@ -1,0 +1,378 @@
+//! The replay's loop: each step's events, in order, turned into what a client sends, and
+//! each answer set beside the simulation's.
+
+use std::time::Duration;
+
+use super::compare::{self, agree};
+use super::statement;
+use super::{Line, Options, Report};
+use crate::exec::observe::{Event, Reply};
+use crate::exec::Choice;
+use crate::ir::{FaultKind, Flavour, Model, Pid, SqlStmt, Sym, Value};
+use crate::servers::{Cell, Kind, Outcome, Scratch, Session, Step};
+use crate::trace::Trace;
+
+/// How long a statement may take before it counts as waiting, when the server does not say.
+const STEP_LIMIT: Duration = Duration::from_secs(3);
+/// How long a waiter whose lock the simulation granted may take to get its answer.
+const GRANT_LIMIT: Duration = Duration::from_secs(5);
+
+/// Where a process's connection stands.
+#[derive(Debug)]
+enum Conn {
+    /// No statement outstanding.
+    Idle,
+    /// A statement the server has not answered yet (it waits).
+    Pending,
+    /// The server answered a statement the simulation has not answered yet in the trace.
+    Answered(Outcome),
+    /// Its interrupted wait was compared; the next SQL error event is that answer again.
+    Compared,
+}
+
+pub struct Driver<'m> {
+    m: &'m Model,
+    flavour: Flavour,
+    scratch: Scratch,
+    sessions: Vec<Option<Session>>,
+    conns: Vec<Conn>,
+    lines: Vec<Line>,
+    notes: Vec<String>,
+    scale: f64,
+    /// How long a wait the simulation ends by a timeout or a deadlock check may take.
+    timed_limit: Duration,
+}
+
+impl<'m> Driver<'m> {
+    /// Connects, creates the scratch database with the model's tables and rows, and opens one
+    /// session per process.
+    pub fn start(m: &'m Model, opts: &Options) -> Result<Self, String> {
+        let db = m.db.as_ref().ok_or("the model has no database")?;
+        let kind = if db.flavour == Flavour::Postgres {
+            Kind::Postgres
+        } else {
+            Kind::Mysql
+        };
+        static REPLAYS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = REPLAYS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("interlock_replay_{}_{n}", std::process::id());
+        let mut scratch = Scratch::create(kind, &opts.url, &name)?;
+        let full = scratch.version();
+        // `PostgreSQL 15.18 (Debian …) on x86_64 …`: the name and number are enough.
+        let version = full.split(" (").next().unwrap_or(&full).to_string();
+        let mariadb = full.contains("MariaDB");
+        let mut notes = Vec::new();
+        if db.flavour == Flavour::Mysql && mariadb {
+            notes.push(
+                "the mysql flavour replayed on MariaDB: it is checked against MySQL's \
+                 documentation, and against MariaDB only where the two agree"
+                    .into(),
+            );
+        }
+        for t in &db.tables {
+            for sql in statement::schema(m, t, db.flavour) {
+                if let Some(e) = scratch.execute(&sql)?.error {
+                    return Err(format!("the server refused `{sql}`: {e}"));
+                }
+            }
+        }
+        let settings = statement::settings(m, opts.time_scale, mariadb);
+        let mut sessions = Vec::new();
+        for _ in &m.processes {
+            sessions.push(Some(scratch.session(&settings)?));
+        }
+        let s = &db.settings;
+        let longest = [
+            s.lock_timeout,
+            s.deadlock_timeout,
+            s.innodb_lock_wait_timeout,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .map_or(50_000, |t| u64::from(t) * m.tick_ms);
+        let timed_limit = Duration::from_millis((longest as f64 * opts.time_scale) as u64)
+            + Duration::from_secs(5);
+        Ok(Driver {
+            m,
+            flavour: db.flavour,
+            scratch,
+            sessions,
+            conns: m.processes.iter().map(|_| Conn::Idle).collect(),
+            lines: Vec::new(),
+            notes,
+            scale: opts.time_scale,
+            timed_limit,
+        })
+        .map(|d| {
+            let mut d = d;
+            d.notes.insert(0, format!("server: {version}"));
+            d
+        })
+    }
+
+    /// Drives every step of `t`, stopping at the first line where the server disagrees, then
+    /// compares the tables' final rows.
+    pub fn replay(mut self, t: &Trace) -> Result<Report, String> {
+        'steps: for (i, step) in t.steps.iter().enumerate() {
+            let number = crate::trace::text::number(t, i);
+            self.environment(step.choice, &step.events);
+            let actor = step.choice.actor();
+            for (k, e) in step.events.iter().enumerate() {
+                let waits = matches!(step.events.get(k + 1), Some(Event::Waits { .. }));
+                match e {
+                    Event::Sql {
+                        stmt,
+                        reply,
+                        locals,
+                    } => {
+                        let Some(p) = actor else { continue };
+                        self.sql(&number, p, stmt, reply, locals, waits)?;
+                    }
+                    Event::Interrupted { pid, code } => self.interrupted(&number, *pid, *code)?,
+                    Event::Aborted { pid } => self.rollback(*pid)?,
+                    _ => {}
+                }
+                if self.lines.last().is_some_and(|l| !l.agree) {
+                    break 'steps;
+                }
+            }
+        }
+        if self.lines.iter().all(|l| l.agree) {
+            self.finals(t)?;
+        }
+        let server = self.notes.remove(0);
+        Ok(Report {
+            server: server.trim_start_matches("server: ").to_string(),
+            lines: self.lines,
+            notes: self.notes,
+        })
+    }
+
+    /// What the environment does to the clients: time passes (in real time, scaled), a
+    /// crash closes the process's connection.
+    fn environment(&mut self, c: Choice, events: &[Event]) {
+        match c {
+            Choice::Tick => {
+                let ticks: u64 = events
+                    .iter()
+                    .map(|e| match e {
+                        Event::TimePasses { ticks } => u64::from(*ticks),
+                        _ => 0,
+                    })
+                    .sum();
+                let ms = (ticks * self.m.tick_ms) as f64 * self.scale;
+                std::thread::sleep(Duration::from_millis(ms as u64));
+            }
+            Choice::Fault { fault, pid }
+                if self.m.faults[fault as usize].kind == FaultKind::Crash =>
+            {
+                if let Some(s) = self.sessions[pid.index()].take() {
+                    s.close();
+                }
+                self.conns[pid.index()] = Conn::Idle;
+            }
+            _ => {}
+        }
+    }
+
+    fn session(&mut self, p: Pid) -> Result<&mut Session, String> {
+        let name = self.m.process_name(p);
+        self.sessions[p.index()]
+            .as_mut()
+            .ok_or_else(|| format!("{name}'s connection was closed by a crash"))
+    }
+
+    fn sql(
+        &mut self,
+        number: &str,
+        p: Pid,
+        stmt: &SqlStmt,
+        reply: &Reply,
+        locals: &[Value],
+        waits: bool,
+    ) -> Result<(), String> {
+        if let SqlStmt::Begin { isolation } = stmt {
+            for sql in statement::begin(self.flavour, *isolation) {
+                let out = match self.session(p)?.step(&sql, STEP_LIMIT)? {
+                    Step::Done(out) => out,
+                    Step::Waiting => return Err(format!("`{sql}` did not answer")),
+                };
+                self.line(number, p, &sql, &Reply::None, Some(&out));
+            }
+            return Ok(());
+        }
+        let sql = statement::text(self.m, p, stmt, locals);
+        match std::mem::replace(&mut self.conns[p.index()], Conn::Idle) {
+            Conn::Compared if matches!(reply, Reply::Error(_)) => Ok(()),
+            Conn::Answered(out) => {
+                self.line(number, p, &sql, reply, Some(&out));
+                Ok(())
+            }
+            Conn::Pending => {
+                let out = self.session(p)?.resume(GRANT_LIMIT)?;
+                self.line(number, p, &format!("(resumes) {sql}"), reply, out.as_ref());
+                Ok(())
+            }
+            Conn::Idle | Conn::Compared => {
+                let ends = matches!(stmt, SqlStmt::Commit | SqlStmt::Rollback);
+                self.issue(number, p, &sql, reply, (waits, ends))
+            }
+        }
+    }
+
+    /// Sends a new statement and sets its answer (or its wait) beside the simulation's.
+    /// `ends`: the statement is COMMIT or ROLLBACK, whose answer is no rows and no count.
+    fn issue(
+        &mut self,
+        number: &str,
+        p: Pid,
+        sql: &str,
+        reply: &Reply,
+        (waits, ends): (bool, bool),
+    ) -> Result<(), String> {
+        let got = self.session(p)?.step(sql, STEP_LIMIT)?;
+        let unanswered = matches!(reply, Reply::None) && !waits && !ends;
+        match got {
+            Step::Waiting if waits => {
+                self.conns[p.index()] = Conn::Pending;
+                self.waits_line(number, p, sql, true);
+            }
+            // The simulation ends this statement later in the step (a deadlock, at once).
+            Step::Waiting if unanswered => self.conns[p.index()] = Conn::Pending,
+            Step::Done(out) if unanswered => self.conns[p.index()] = Conn::Answered(out),
+            Step::Done(out) if waits => {
+                let l = self.line(number, p, sql, reply, Some(&out));
+                l.simulated = "waits".into();
+                l.agree = false;
+            }
+            Step::Done(out) => {
+                self.line(number, p, sql, reply, Some(&out));
+            }
+            Step::Waiting => {
+                // The simulation answers at once: the server may have been about to.
+                let out = self.session(p)?.resume(Duration::from_secs(1))?;
+                match out {
+                    Some(out) => {
+                        self.line(number, p, sql, reply, Some(&out));
+                    }
+                    None => {
+                        self.conns[p.index()] = Conn::Pending;
+                        let l = self.line(number, p, sql, reply, None);
+                        l.server = "waits".into();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The simulation ended `q`'s wait (a deadlock victim, a lock timeout) with `code`.
+    fn interrupted(&mut self, number: &str, q: Pid, code: Sym) -> Result<(), String> {
+        let out = match std::mem::replace(&mut self.conns[q.index()], Conn::Compared) {
+            Conn::Pending => {
+                let limit = self.timed_limit;
+                self.session(q)?.resume(limit)?
+            }
+            Conn::Answered(out) => Some(out),
+            Conn::Idle | Conn::Compared => None,
+        };
+        let l = self.line(
+            number,
+            q,
+            "(its wait ends)",
+            &Reply::Error(code),
+            out.as_ref(),
+        );
+        if out.is_none() {
+            l.server = "no answer".into();
+        }
+        Ok(())
+    }
+
+    /// A transaction the simulation ended by abort: a client that gives up rolls back.
+    fn rollback(&mut self, p: Pid) -> Result<(), String> {
+        if !matches!(self.conns[p.index()], Conn::Idle) || self.sessions[p.index()].is_none() {
+            return Ok(());
+        }
+        match self.session(p)?.step("ROLLBACK", STEP_LIMIT)? {
+            Step::Done(_) => Ok(()),
+            Step::Waiting => Err("ROLLBACK did not answer".into()),
+        }
+    }
+
+    /// Adds a line comparing `reply` with the server's answer (`None`: it gave none).
+    fn line(
+        &mut self,
+        number: &str,
+        p: Pid,
+        sql: &str,
+        reply: &Reply,
+        out: Option<&Outcome>,
+    ) -> &mut Line {
+        let ordered = sql.to_ascii_lowercase().contains("order by");
+        let (server, ok) = match out {
+            Some(o) => (compare::server(o), agree(self.m, reply, o, ordered)),
+            None => ("waits".into(), false),
+        };
+        self.lines.push(Line {
+            number: number.to_string(),
+            who: self.m.process_name(p),
+            statement: sql.to_string(),
+            simulated: compare::simulated(self.m, reply),
+            server,
+            agree: ok,
+        });
+        self.lines.last_mut().expect("just pushed")
+    }
+
+    fn waits_line(&mut self, number: &str, p: Pid, sql: &str, server_waits: bool) {
+        self.lines.push(Line {
+            number: number.to_string(),
+            who: self.m.process_name(p),
+            statement: sql.to_string(),
+            simulated: "waits".into(),
+            server: if server_waits { "waits" } else { "answers" }.into(),
+            agree: server_waits,
+        });
+    }
+
+    /// Every table's committed rows at the end, simulated and on the server.
+    fn finals(&mut self, t: &Trace) -> Result<(), String> {
+        let db = self.m.db.as_ref().expect("a database");
+        for (ti, table) in db.tables.iter().enumerate() {
+            let mut want: Vec<Vec<Cell>> = Vec::new();
+            for r in 0..t.end.db.rows(ti as u16) {
+                if let Some(vals) = t.end.db.row(ti as u16, r).latest() {
+                    want.push(vals.iter().map(|&v| compare::cell(self.m, v)).collect());
+                }
+            }
+            let cols: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+            let sql = format!(
+                "SELECT {} FROM {} ORDER BY {}",
+                cols.join(", "),
+                table.name,
+                table.columns[table.pk].name
+            );
+            let out = self.scratch.execute(&sql)?;
+            let got = out.rows.clone().unwrap_or_default();
+            let key = |rows: &[Vec<Cell>]| {
+                let mut k: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
+                k.sort();
+                k
+            };
+            self.lines.push(Line {
+                number: "end".into(),
+                who: String::new(),
+                statement: format!("rows of {}", table.name),
+                simulated: compare::rows_text(&want),
+                server: out
+                    .error
+                    .as_ref()
+                    .map_or_else(|| compare::rows_text(&got), |e| format!("ERROR {}", e.code)),
+                agree: out.error.is_none() && key(&got) == key(&want),
+            });
+        }
+        Ok(())
+    }
+}

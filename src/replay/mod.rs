@@ -1,0 +1,121 @@
+//! `interlock replay`: a trace driven step by step, in the same order, on a real PostgreSQL or
+//! MySQL/MariaDB server — the model's tables and rows in a scratch database, one connection
+//! per process — and each statement's answer compared with the simulation's: rows, counts,
+//! error codes, and whether it waits (asked of the server itself). No second semantics: what
+//! each step does comes from the trace the engine recorded.
+
+mod compare;
+mod driver;
+mod render;
+mod statement;
+
+pub use render::{json, text};
+
+use crate::exec::observe::Event;
+use crate::exec::Choice;
+use crate::ir::{ColumnType, FaultKind, Model};
+use crate::trace::Trace;
+
+/// Where to replay, and how fast time runs there.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The server: `postgres://user@host:port/db` or `mysql://user@host:port/`.
+    pub url: String,
+    /// Real time per model time: `1.0` runs ticks, lock timeouts and deadlock timeouts at
+    /// their length, `0.1` ten times faster.
+    pub time_scale: f64,
+}
+
+/// One statement (or wait, or final table) side by side.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The trace's row number (`3`, or `↳` for a step that followed on its own), `end` for
+    /// the final rows.
+    pub number: String,
+    /// The process (empty for the final rows).
+    pub who: String,
+    /// What was sent, `$locals` written as their values.
+    pub statement: String,
+    /// The simulation's answer: `10`, `(1, 10) (2, 20)`, `1 row`, `ERROR 40001`, `waits`.
+    pub simulated: String,
+    /// The server's, in the same words.
+    pub server: String,
+    /// Whether the two agree.
+    pub agree: bool,
+}
+
+/// A replay: the server, each line, and whether the server agreed at every one.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// `PostgreSQL 15.18 …`, `10.11.14-MariaDB …`.
+    pub server: String,
+    /// Every statement sent, wait ended and final table, in order (up to the first
+    /// divergence).
+    pub lines: Vec<Line>,
+    /// Things the reader should know about what was and was not compared.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The server agreed at every line.
+    #[must_use]
+    pub fn agrees(&self) -> bool {
+        self.lines.iter().all(|l| l.agree)
+    }
+}
+
+/// Why the trace cannot be replayed on a real server, if it cannot: said before anything runs.
+#[must_use]
+pub fn cannot(m: &Model, t: &Trace) -> Vec<String> {
+    let mut why = Vec::new();
+    let Some(db) = &m.db else {
+        return vec!["the model has no database: only SQL models replay yet".into()];
+    };
+    if db
+        .tables
+        .iter()
+        .any(|t| t.columns.iter().any(|c| c.ty == ColumnType::Timestamp))
+    {
+        why.push("a timestamp column: model time is not the server's clock".into());
+    }
+    for step in &t.steps {
+        let reason = match step.choice {
+            Choice::Fault { fault, .. } => match m.faults[fault as usize].kind {
+                FaultKind::Crash | FaultKind::Pause { .. } | FaultKind::Hang => None,
+                _ => Some("a fault other than crash, pause or hang"),
+            },
+            Choice::Drift { .. } | Choice::Jump { .. } => Some("a clock fault"),
+            Choice::Failover { .. } | Choice::Replicate(_) => Some("Redis replication"),
+            Choice::Pass(_) | Choice::Restart(_) => Some("a simulation's step (pass, restart)"),
+            _ => None,
+        };
+        let redis = step.events.iter().any(|e| matches!(e, Event::Redis { .. }));
+        let clock = step.events.iter().any(|e| match e {
+            Event::Sql { stmt, .. } => crate::trace::describe::sql_text(stmt)
+                .to_ascii_lowercase()
+                .contains("now()"),
+            _ => false,
+        });
+        for r in [
+            reason,
+            redis.then_some("a Redis command: Redis replay is not built yet"),
+            clock.then_some("`now()` in SQL: model time is not the server's clock"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !why.iter().any(|w| w == r) {
+                why.push(r.to_string());
+            }
+        }
+    }
+    why
+}
+
+/// Replays `t` (a trace of `m`) on the server `opts` names.
+///
+/// # Errors
+/// The server cannot be reached, or refused the schema or a setting: nothing was compared.
+pub fn run(m: &Model, t: &Trace, opts: &Options) -> Result<Report, String> {
+    driver::Driver::start(m, opts)?.replay(t)
+}

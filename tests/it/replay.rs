@@ -1,0 +1,168 @@
+//! `interlock replay` against real servers (feature `servers`): the Hermitage schedules and
+//! the violated built-in models' counterexamples, driven on PostgreSQL and MariaDB, agree
+//! with the simulation; a trace of another engine's behaviour diverges.
+//!
+//! The URLs come from `INTERLOCK_POSTGRES_URL` and `INTERLOCK_MYSQL_URL` (`.ci/servers start
+//! DIR` writes them to `DIR/env`); unset, each test prints one line and passes, unless
+//! `CI=true`, where it fails.
+
+/// In a build without the clients, one line says where the server tests went.
+#[cfg(not(feature = "servers"))]
+#[test]
+fn server_tests_need_the_servers_feature() {
+    println!("skipped: the tests against real servers need `--features servers` (CI runs them)");
+}
+
+#[cfg(feature = "servers")]
+mod with_servers {
+    use std::path::{Path, PathBuf};
+
+    use interlock::replay::Options;
+    use interlock::{Flavour, Model};
+
+    fn url(flavour: Flavour) -> Option<String> {
+        let var = match flavour {
+            Flavour::Postgres => "INTERLOCK_POSTGRES_URL",
+            Flavour::Mysql | Flavour::Mariadb => "INTERLOCK_MYSQL_URL",
+        };
+        match std::env::var(var) {
+            Ok(u) if !u.is_empty() => Some(u),
+            _ => {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "{var} is not set, and CI needs every server (start servers with .ci/servers)"
+                );
+                println!("skipped: {var} is not set (start servers with .ci/servers)");
+                None
+            }
+        }
+    }
+
+    fn options(flavour: Flavour) -> Option<Options> {
+        url(flavour).map(|url| Options {
+            url,
+            time_scale: 1.0,
+        })
+    }
+
+    fn models(dir: &str) -> Vec<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("the folder")
+            .map(|e| e.expect("an entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "model"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn every_hermitage_schedule_agrees_with_postgres_and_mariadb() {
+        for f in models("models/isolation/hermitage") {
+            for m in Model::from_file(&f)
+                .expect("reads")
+                .variants()
+                .expect("variants")
+            {
+                let flavour = m.flavour().expect("a database");
+                let Some(opts) = options(flavour) else { return };
+                for run in m
+                    .schedule_runs()
+                    .into_iter()
+                    .filter(|r| !r.claims.is_empty())
+                {
+                    assert!(m.replay_cannot(&run.trace).is_empty(), "{}", f.display());
+                    let report = m.replay_on(&run.trace, &opts).expect("replays");
+                    assert!(
+                        report.agrees(),
+                        "{} [{}] schedule {}:\n{}",
+                        f.display(),
+                        flavour.name(),
+                        run.name,
+                        interlock::replay::text(&report)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_violated_sql_models_counterexamples_agree_with_the_servers() {
+        let mut replayed = 0;
+        for dir in [
+            "models/no-lock",
+            "models/optimistic",
+            "models/pessimistic",
+            "models/isolation",
+        ] {
+            for f in models(dir) {
+                for m in Model::from_file(&f)
+                    .expect("reads")
+                    .variants()
+                    .expect("variants")
+                {
+                    let flavour = m.flavour().expect("a database");
+                    let Some(opts) = options(flavour) else { return };
+                    let Some(t) = m.check().trace else { continue };
+                    if !m.replay_cannot(&t).is_empty() {
+                        continue;
+                    }
+                    let report = m.replay_on(&t, &opts).expect("replays");
+                    assert!(
+                        report.agrees(),
+                        "{} [{}]:\n{}",
+                        f.display(),
+                        flavour.name(),
+                        interlock::replay::text(&report)
+                    );
+                    replayed += 1;
+                }
+            }
+        }
+        assert!(replayed >= 5, "only {replayed} counterexamples replayed");
+    }
+
+    #[test]
+    fn a_trace_of_another_engine_diverges_where_the_server_answers_otherwise() {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("models/isolation/hermitage/p4-lost-update.model");
+        let m = Model::from_file(&f).expect("reads");
+        let pg = m.with_flavour(Flavour::Postgres).expect("postgres");
+        let maria = m.with_flavour(Flavour::Mariadb).expect("mariadb");
+        let Some(opts) = options(Flavour::Postgres) else {
+            return;
+        };
+        // MariaDB's run: T2 resumes and overwrites. PostgreSQL aborts T2 there (40001).
+        let t = maria.run_schedule("T1 T2 T1 T2 T1 T2").expect("runs");
+        let report = pg.replay_on(&t, &opts).expect("replays");
+        assert!(!report.agrees());
+        let bad = report
+            .lines
+            .iter()
+            .find(|l| !l.agree)
+            .expect("a divergence");
+        assert_eq!(
+            (bad.who.as_str(), bad.server.as_str()),
+            ("T2", "ERROR 40001"),
+            "{bad:?}"
+        );
+    }
+
+    #[test]
+    fn a_postgres_deadlock_check_ends_the_wait_on_the_server_too() {
+        let text = "model \"cross\"\nabout \"x\"\ndb postgres\n\
+            table test (id int primary key, value int)\nrow test (1, 10)\nrow test (2, 20)\n\
+            process T1 {\n  begin\n  update test set value = 11 where id = 1\n  \
+            update test set value = 21 where id = 2 catch $e\n  commit\n}\n\
+            process T2 {\n  begin\n  update test set value = 22 where id = 2\n  \
+            update test set value = 12 where id = 1 catch $e\n  commit\n}\nexpect holds\n";
+        let m = Model::parse("cross.model", text).expect("parses");
+        let Some(opts) = options(Flavour::Postgres) else {
+            return;
+        };
+        let t = m.run_schedule("T1 T2 T1 T2 tick T1 T1 T2").expect("runs");
+        let report = m.replay_on(&t, &opts).expect("replays");
+        assert!(report.agrees(), "{}", interlock::replay::text(&report));
+        assert!(report.lines.iter().any(|l| l.server == "ERROR 40P01"));
+    }
+}

@@ -442,6 +442,12 @@ impl Model {
         schedules::run_each(&self.ir, false)
     }
 
+    /// Whether the model uses Redis.
+    #[must_use]
+    pub fn uses_redis(&self) -> bool {
+        !self.ir.redis.is_empty()
+    }
+
     /// The names of the model's `schedule` blocks, in order.
     #[must_use]
     pub fn schedule_names(&self) -> Vec<&str> {

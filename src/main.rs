@@ -198,7 +198,7 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
         set: Vec<(String, String)>,
     },
-    /// Replay a schedule, a path or the counterexample on real PostgreSQL or MariaDB servers
+    /// Replay a schedule, a path or the counterexample on real PostgreSQL, MariaDB and Redis
     /// and compare every step with the simulation (build with `--features servers`).
     #[command(after_help = replay_cmd::EXIT_CODES)]
     Replay {
@@ -223,6 +223,10 @@ enum Command {
         /// The MySQL or MariaDB server for the mysql and mariadb flavours.
         #[arg(long, value_name = "URL", env = "INTERLOCK_MYSQL_URL")]
         mysql: Option<String>,
+        /// The Redis server for a model that uses Redis (every server of the model is a key
+        /// prefix of its own there).
+        #[arg(long, value_name = "URL", env = "INTERLOCK_REDIS_URL")]
+        redis: Option<String>,
         /// Real time per model time: `0.1` runs ticks and the model's timeouts ten times
         /// faster (InnoDB's lock wait timeout has whole seconds, at least 1).
         #[arg(long, default_value_t = 1.0)]
@@ -425,6 +429,7 @@ fn main() -> ExitCode {
             counterexample,
             postgres,
             mysql,
+            redis,
             time_scale,
             db,
             format,
@@ -453,6 +458,7 @@ fn main() -> ExitCode {
                 counterexample,
                 postgres,
                 mysql,
+                redis,
                 time_scale,
                 json: format == Format::Json,
             };

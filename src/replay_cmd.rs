@@ -13,6 +13,7 @@ pub struct Args {
     pub counterexample: bool,
     pub postgres: Option<String>,
     pub mysql: Option<String>,
+    pub redis: Option<String>,
     pub time_scale: f64,
     pub json: bool,
 }
@@ -76,28 +77,38 @@ fn url(f: Flavour, args: &Args) -> Option<&str> {
     }
 }
 
-/// Replays on every model variant a server was given for; the worst exit code wins.
+/// Replays on every model variant its servers were given for; the worst exit code wins.
 pub fn run(file: &str, models: &[Model], args: &Args) -> ExitCode {
     let mut codes = Vec::new();
     let mut out = Vec::new();
     for m in models {
-        let Some(f) = m.flavour() else {
-            eprintln!("error: {file}: the model has no database: only SQL models replay yet");
-            return ExitCode::from(3);
+        let label = m
+            .flavour()
+            .map_or(String::new(), |f| format!(" [{}]", f.name()));
+        let sql = match m.flavour() {
+            None => None,
+            Some(f) => match url(f, args) {
+                Some(u) => Some(u.to_string()),
+                None => {
+                    let flag = if f == Flavour::Postgres {
+                        "--postgres"
+                    } else {
+                        "--mysql"
+                    };
+                    eprintln!("{file}{label}: skipped: no {flag} URL");
+                    continue;
+                }
+            },
         };
-        let Some(url) = url(f, args) else {
-            let flag = if f == Flavour::Postgres {
-                "--postgres"
-            } else {
-                "--mysql"
-            };
-            eprintln!("{file} [{}]: skipped: no {flag} URL", f.name());
+        if m.uses_redis() && args.redis.is_none() {
+            eprintln!("{file}{label}: skipped: no --redis URL");
             continue;
-        };
-        match replay_one(file, m, url, args, &mut out) {
+        }
+        let servers = (sql, args.redis.clone());
+        match replay_one(file, m, servers, args, &mut out) {
             Ok(code) => codes.push(code),
             Err(e) => {
-                eprintln!("error: {file} [{}]: {e}", f.name());
+                eprintln!("error: {file}{label}: {e}");
                 codes.push(2);
             }
         }
@@ -111,7 +122,8 @@ pub fn run(file: &str, models: &[Model], args: &Args) -> ExitCode {
     }
     if codes.is_empty() {
         eprintln!(
-            "error: {file}: nothing was replayed\n  hint: give --postgres URL or --mysql URL"
+            "error: {file}: nothing was replayed\n  hint: give --postgres URL, --mysql URL or \
+             --redis URL"
         );
         return ExitCode::from(3);
     }
@@ -123,11 +135,11 @@ pub fn run(file: &str, models: &[Model], args: &Args) -> ExitCode {
 fn replay_one(
     file: &str,
     m: &Model,
-    url: &str,
+    (sql, redis): (Option<String>, Option<String>),
     args: &Args,
     json: &mut Vec<serde_json::Value>,
 ) -> Result<u8, String> {
-    let flavour = m.flavour().map_or("", Flavour::name);
+    let flavour = m.flavour().map_or("redis", Flavour::name);
     let traces = traces(m, args)?;
     if traces.is_empty() {
         eprintln!("{file} [{flavour}]: nothing to replay (no counterexample, no schedule)");
@@ -145,7 +157,8 @@ fn replay_one(
             continue;
         }
         let opts = interlock::replay::Options {
-            url: url.to_string(),
+            sql: sql.clone(),
+            redis: redis.clone(),
             time_scale: args.time_scale,
         };
         let report = m.replay_on(&t, &opts)?;
@@ -173,7 +186,7 @@ fn replay_one(
 fn replay_one(
     _file: &str,
     _m: &Model,
-    _url: &str,
+    _servers: (Option<String>, Option<String>),
     args: &Args,
     _json: &mut Vec<serde_json::Value>,
 ) -> Result<u8, String> {

@@ -236,6 +236,7 @@ pub fn renew<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option
             pid,
             key: w.key,
             renewed: owned,
+            lease: w.lease,
         });
     }
     Some(st)

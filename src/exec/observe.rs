@@ -125,6 +125,8 @@ pub enum Event {
         pid: Pid,
         key: Sym,
         renewed: bool,
+        /// The lease the renewal sets, in ticks.
+        lease: u32,
     },
     /// A pause fault froze the process (`true`) or it went on (`false`).
     Paused {

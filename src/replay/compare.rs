@@ -3,7 +3,7 @@
 
 use crate::exec::observe::Reply;
 use crate::ir::{Model, Value};
-use crate::servers::{Cell, Outcome};
+use crate::servers::{Cell, Outcome, RedisReply};
 
 /// What the simulation answered, as the table shows it.
 pub fn simulated(m: &Model, reply: &Reply) -> String {
@@ -96,4 +96,41 @@ pub fn rows_text(rows: &[Vec<Cell>]) -> String {
         })
         .collect();
     shown.join(" ")
+}
+
+/// A Redis reply as the simulation gave it.
+pub fn redis_simulated(m: &Model, reply: Value) -> String {
+    match reply {
+        Value::Nil => "nil".into(),
+        Value::Int(i) => i.to_string(),
+        v => format!("\"{}\"", super::redis::value_text(m, v)),
+    }
+}
+
+/// A Redis reply as the server gave it, in the same words.
+pub fn redis_server(got: &RedisReply) -> String {
+    match got {
+        RedisReply::Nil => "nil".into(),
+        RedisReply::Int(i) => i.to_string(),
+        RedisReply::Text(t) => format!("\"{t}\""),
+        RedisReply::List(items) => {
+            let shown: Vec<String> = items.iter().map(redis_server).collect();
+            format!("[{}]", shown.join(", "))
+        }
+        RedisReply::Error(e) => format!("ERROR {}", e.code),
+    }
+}
+
+/// Whether the server's Redis reply is the simulation's; a PTTL within `tolerance` ms.
+pub fn redis_agree(m: &Model, reply: Value, got: &RedisReply, pttl: bool, tolerance: i64) -> bool {
+    match (reply, got) {
+        (Value::Nil, RedisReply::Nil) => true,
+        (Value::Int(a), RedisReply::Int(b)) if pttl && a >= 0 && *b >= 0 => {
+            (a - b).abs() <= tolerance
+        }
+        (Value::Int(a), RedisReply::Int(b)) => a == *b,
+        (Value::Nil | Value::Int(_), _) => false,
+        (v, RedisReply::Text(t)) => super::redis::value_text(m, v) == *t,
+        _ => false,
+    }
 }

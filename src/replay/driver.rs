@@ -4,13 +4,18 @@
 use std::time::Duration;
 
 use super::compare::{self, agree};
+use super::redis::RedisSide;
 use super::statement;
 use super::{Line, Options, Report};
 use crate::exec::observe::{Event, Reply};
 use crate::exec::Choice;
-use crate::ir::{FaultKind, Flavour, Model, Pid, SqlStmt, Sym, Value};
+use crate::ir::{FaultKind, Flavour, Model, Pid, RedisCmd, SqlStmt, Sym, Value};
 use crate::servers::{Cell, Kind, Outcome, Scratch, Session, Step};
 use crate::trace::Trace;
+
+/// The watchdog's renewal script (Redisson's, in substance): renew only one's own key.
+const RENEW: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                     return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
 /// How long a statement may take before it counts as waiting, when the server does not say.
 const STEP_LIMIT: Duration = Duration::from_secs(3);
@@ -33,7 +38,8 @@ enum Conn {
 pub struct Driver<'m> {
     m: &'m Model,
     flavour: Flavour,
-    scratch: Scratch,
+    scratch: Option<Scratch>,
+    redis: Option<RedisSide>,
     sessions: Vec<Option<Session>>,
     conns: Vec<Conn>,
     lines: Vec<Line>,
@@ -41,82 +47,85 @@ pub struct Driver<'m> {
     scale: f64,
     /// How long a wait the simulation ends by a timeout or a deadlock check may take.
     timed_limit: Duration,
+    /// Model time 0 in real time: a tick sleeps until its model time, scaled, so that the
+    /// replay's own time does not add up.
+    origin: std::time::Instant,
+    /// How long past a model deadline a tick waits, so that a key whose TTL ends at that
+    /// moment has expired on the server too (Redis expires a key only once its deadline has
+    /// passed); a quarter of a tick, at most 20 ms.
+    margin: Duration,
 }
 
 impl<'m> Driver<'m> {
-    /// Connects, creates the scratch database with the model's tables and rows, and opens one
-    /// session per process.
+    /// Connects, creates the scratch database with the model's tables and rows, opens one
+    /// session per process, and clears the Redis key prefix.
     pub fn start(m: &'m Model, opts: &Options) -> Result<Self, String> {
-        let db = m.db.as_ref().ok_or("the model has no database")?;
-        let kind = if db.flavour == Flavour::Postgres {
-            Kind::Postgres
-        } else {
-            Kind::Mysql
-        };
         static REPLAYS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = REPLAYS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("interlock_replay_{}_{n}", std::process::id());
-        let mut scratch = Scratch::create(kind, &opts.url, &name)?;
-        let full = scratch.version();
-        // `PostgreSQL 15.18 (Debian …) on x86_64 …`: the name and number are enough.
-        let version = full.split(" (").next().unwrap_or(&full).to_string();
-        let mariadb = full.contains("MariaDB");
         let mut notes = Vec::new();
-        if db.flavour == Flavour::Mysql && mariadb {
-            notes.push(
-                "the mysql flavour replayed on MariaDB: it is checked against MySQL's \
-                 documentation, and against MariaDB only where the two agree"
-                    .into(),
-            );
-        }
-        for t in &db.tables {
-            for sql in statement::schema(m, t, db.flavour) {
-                if let Some(e) = scratch.execute(&sql)?.error {
-                    return Err(format!("the server refused `{sql}`: {e}"));
-                }
+        let (scratch, sessions, flavour) = match &m.db {
+            None => (None, Vec::new(), Flavour::Postgres),
+            Some(db) => {
+                let url = opts
+                    .sql
+                    .as_deref()
+                    .ok_or("the model has a database: give its server")?;
+                let (scratch, sessions) = sql_side(m, url, &name, opts.time_scale, &mut notes)?;
+                (Some(scratch), sessions, db.flavour)
             }
-        }
-        let settings = statement::settings(m, opts.time_scale, mariadb);
-        let mut sessions = Vec::new();
-        for _ in &m.processes {
-            sessions.push(Some(scratch.session(&settings)?));
-        }
-        let s = &db.settings;
-        let longest = [
-            s.lock_timeout,
-            s.deadlock_timeout,
-            s.innodb_lock_wait_timeout,
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-        .map_or(50_000, |t| u64::from(t) * m.tick_ms);
+        };
+        let redis = if m.redis.is_empty() {
+            None
+        } else {
+            let url = opts
+                .redis
+                .as_deref()
+                .ok_or("the model uses Redis: give its server (--redis)")?;
+            notes.push(format!(
+                "redis: keys under `{name}:`, one prefix per server of the model"
+            ));
+            Some(RedisSide::open(url, format!("{name}:"), opts.time_scale)?)
+        };
+        let longest = m.db.as_ref().map_or(0, |db| {
+            let s = &db.settings;
+            [
+                s.lock_timeout,
+                s.deadlock_timeout,
+                s.innodb_lock_wait_timeout,
+            ]
+            .into_iter()
+            .flatten()
+            .max()
+            .map_or(50_000, |t| u64::from(t) * m.tick_ms)
+        });
         let timed_limit = Duration::from_millis((longest as f64 * opts.time_scale) as u64)
             + Duration::from_secs(5);
         Ok(Driver {
             m,
-            flavour: db.flavour,
+            flavour,
             scratch,
+            redis,
             sessions,
             conns: m.processes.iter().map(|_| Conn::Idle).collect(),
             lines: Vec::new(),
             notes,
             scale: opts.time_scale,
             timed_limit,
-        })
-        .map(|d| {
-            let mut d = d;
-            d.notes.insert(0, format!("server: {version}"));
-            d
+            origin: std::time::Instant::now(),
+            margin: Duration::from_secs_f64(
+                (m.tick_ms as f64 * opts.time_scale / 4.0).min(20.0) / 1000.0,
+            ),
         })
     }
 
     /// Drives every step of `t`, stopping at the first line where the server disagrees, then
     /// compares the tables' final rows.
     pub fn replay(mut self, t: &Trace) -> Result<Report, String> {
+        self.origin = std::time::Instant::now();
         'steps: for (i, step) in t.steps.iter().enumerate() {
             let number = crate::trace::text::number(t, i);
-            self.environment(step.choice, &step.events);
+            self.environment(step.choice, step.time);
             let actor = step.choice.actor();
             for (k, e) in step.events.iter().enumerate() {
                 let waits = matches!(step.events.get(k + 1), Some(Event::Waits { .. }));
@@ -130,6 +139,21 @@ impl<'m> Driver<'m> {
                         self.sql(&number, p, stmt, reply, locals, waits)?;
                     }
                     Event::Interrupted { pid, code } => self.interrupted(&number, *pid, *code)?,
+                    Event::Redis {
+                        server,
+                        cmd,
+                        arg,
+                        reply,
+                    } => {
+                        let who = concerns(step.choice);
+                        self.redis_command(&number, who, (*server, cmd, *arg), *reply)?;
+                    }
+                    Event::Renewal {
+                        pid,
+                        key,
+                        renewed,
+                        lease,
+                    } => self.renewal(&number, *pid, *key, *renewed, *lease)?,
                     Event::Aborted { pid } => self.rollback(*pid)?,
                     _ => {}
                 }
@@ -140,8 +164,15 @@ impl<'m> Driver<'m> {
         }
         if self.lines.iter().all(|l| l.agree) {
             self.finals(t)?;
+            self.redis_finals(t)?;
         }
-        let server = self.notes.remove(0);
+        if let Some(r) = &mut self.redis {
+            r.clear();
+        }
+        let server = match self.notes.first() {
+            Some(n) if n.starts_with("server: ") => self.notes.remove(0),
+            _ => "Redis".into(),
+        };
         Ok(Report {
             server: server.trim_start_matches("server: ").to_string(),
             lines: self.lines,
@@ -151,23 +182,17 @@ impl<'m> Driver<'m> {
 
     /// What the environment does to the clients: time passes (in real time, scaled), a
     /// crash closes the process's connection.
-    fn environment(&mut self, c: Choice, events: &[Event]) {
+    fn environment(&mut self, c: Choice, time: u64) {
         match c {
             Choice::Tick => {
-                let ticks: u64 = events
-                    .iter()
-                    .map(|e| match e {
-                        Event::TimePasses { ticks } => u64::from(*ticks),
-                        _ => 0,
-                    })
-                    .sum();
-                let ms = (ticks * self.m.tick_ms) as f64 * self.scale;
-                std::thread::sleep(Duration::from_millis(ms as u64));
+                let ms = (time * self.m.tick_ms) as f64 * self.scale;
+                let target = self.origin + Duration::from_secs_f64(ms / 1000.0) + self.margin;
+                std::thread::sleep(target.saturating_duration_since(std::time::Instant::now()));
             }
             Choice::Fault { fault, pid }
                 if self.m.faults[fault as usize].kind == FaultKind::Crash =>
             {
-                if let Some(s) = self.sessions[pid.index()].take() {
+                if let Some(s) = self.sessions.get_mut(pid.index()).and_then(Option::take) {
                     s.close();
                 }
                 self.conns[pid.index()] = Conn::Idle;
@@ -337,9 +362,129 @@ impl<'m> Driver<'m> {
         });
     }
 
+    /// Sends one Redis command and sets its reply beside the simulation's.
+    fn redis_command(
+        &mut self,
+        number: &str,
+        who: Option<Pid>,
+        (server, cmd, arg): (u16, &RedisCmd, Value),
+        reply: Value,
+    ) -> Result<(), String> {
+        let Some(r) = self.redis.as_mut() else {
+            return Err("a Redis command, and no Redis server".into());
+        };
+        let words = r.words(self.m, server, cmd, arg);
+        let got = r.send(&words)?;
+        let pttl = matches!(cmd, RedisCmd::Pttl { .. });
+        let reply = match reply {
+            // The server's milliseconds are the model's, scaled.
+            Value::Int(ms) if pttl && ms > 0 => Value::Int((ms as f64 * self.scale) as i64),
+            v => v,
+        };
+        let agree = compare::redis_agree(self.m, reply, &got, pttl, r.tolerance());
+        self.lines.push(Line {
+            number: number.to_string(),
+            who: who.map_or_else(|| "env".into(), |p| self.m.process_name(p)),
+            statement: shown(&words),
+            simulated: compare::redis_simulated(self.m, reply),
+            server: compare::redis_server(&got),
+            agree,
+        });
+        Ok(())
+    }
+
+    /// A watchdog's renewal, as Redisson's one script: if the key holds the owner's token,
+    /// reset its TTL to the lease (1), else 0.
+    fn renewal(
+        &mut self,
+        number: &str,
+        pid: Pid,
+        key: Sym,
+        renewed: bool,
+        lease: u32,
+    ) -> Result<(), String> {
+        let Some(r) = self.redis.as_mut() else {
+            return Err("a watchdog renewal, and no Redis server".into());
+        };
+        let ms = ((u64::from(lease) * self.m.tick_ms) as f64 * self.scale)
+            .round()
+            .max(1.0);
+        let words: Vec<String> = vec![
+            "EVAL".into(),
+            RENEW.into(),
+            "1".into(),
+            r.key(self.m, 0, key),
+            self.m.process_name(pid),
+            (ms as u64).to_string(),
+        ];
+        let got = r.send(&words)?;
+        let want = Value::Int(i64::from(renewed));
+        let agree = compare::redis_agree(self.m, want, &got, false, 0);
+        self.lines.push(Line {
+            number: number.to_string(),
+            who: self.m.process_name(pid),
+            statement: format!(
+                "watchdog: if GET {} = {} then PEXPIRE {} {}",
+                self.m.symbol(key),
+                self.m.process_name(pid),
+                self.m.symbol(key),
+                ms as u64
+            ),
+            simulated: compare::redis_simulated(self.m, want),
+            server: compare::redis_server(&got),
+            agree,
+        });
+        Ok(())
+    }
+
+    /// Every Redis key at the end: its value on each server's primary, simulated and real.
+    fn redis_finals(&mut self, t: &Trace) -> Result<(), String> {
+        let Some(r) = self.redis.as_mut() else {
+            return Ok(());
+        };
+        let m = self.m;
+        for server in 0..m.redis.len() as u16 {
+            let node = &t.end.redis[t.end.node(m, server)];
+            let mut names: Vec<crate::ir::Sym> = node.keys.iter().map(|k| k.name).collect();
+            for e in t.steps.iter().flat_map(|s| &s.events) {
+                if let Event::Redis {
+                    server: sv, cmd, ..
+                } = e
+                {
+                    if *sv == server && !names.contains(&cmd.key()) {
+                        names.push(cmd.key());
+                    }
+                }
+            }
+            names.sort_by_key(|s| m.symbol(*s).to_string());
+            for key in names {
+                let want = node.get(key).map(|k| super::redis::value_text(m, k.value));
+                let real = r.key(m, server, key);
+                let got = r.get(&real)?;
+                let show =
+                    |v: &Option<String>| v.as_ref().map_or("absent".into(), |v| format!("\"{v}\""));
+                self.lines.push(Line {
+                    number: "end".into(),
+                    who: String::new(),
+                    statement: format!(
+                        "key {} on {}",
+                        m.symbol(key),
+                        m.redis[server as usize].name
+                    ),
+                    simulated: show(&want),
+                    server: show(&got),
+                    agree: want == got,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Every table's committed rows at the end, simulated and on the server.
     fn finals(&mut self, t: &Trace) -> Result<(), String> {
-        let db = self.m.db.as_ref().expect("a database");
+        let Some(db) = self.m.db.as_ref() else {
+            return Ok(());
+        };
         for (ti, table) in db.tables.iter().enumerate() {
             let mut want: Vec<Vec<Cell>> = Vec::new();
             for r in 0..t.end.db.rows(ti as u16) {
@@ -354,7 +499,7 @@ impl<'m> Driver<'m> {
                 table.name,
                 table.columns[table.pk].name
             );
-            let out = self.scratch.execute(&sql)?;
+            let out = self.scratch.as_mut().expect("a database").execute(&sql)?;
             let got = out.rows.clone().unwrap_or_default();
             let key = |rows: &[Vec<Cell>]| {
                 let mut k: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
@@ -375,4 +520,76 @@ impl<'m> Driver<'m> {
         }
         Ok(())
     }
+}
+
+/// The SQL side: the scratch database with the model's schema and rows, and one session per
+/// process with the model's settings.
+fn sql_side(
+    m: &Model,
+    url: &str,
+    name: &str,
+    scale: f64,
+    notes: &mut Vec<String>,
+) -> Result<(Scratch, Vec<Option<Session>>), String> {
+    let db = m.db.as_ref().expect("a database");
+    let kind = if db.flavour == Flavour::Postgres {
+        Kind::Postgres
+    } else {
+        Kind::Mysql
+    };
+    let mut scratch = Scratch::create(kind, url, name)?;
+    let full = scratch.version();
+    // `PostgreSQL 15.18 (Debian …) on x86_64 …`: the name and number are enough.
+    let version = full.split(" (").next().unwrap_or(&full).to_string();
+    let mariadb = full.contains("MariaDB");
+    notes.push(format!("server: {version}"));
+    if db.flavour == Flavour::Mysql && mariadb {
+        notes.push(
+            "the mysql flavour replayed on MariaDB: it is checked against MySQL's \
+             documentation, and against MariaDB only where the two agree"
+                .into(),
+        );
+    }
+    for t in &db.tables {
+        for sql in statement::schema(m, t, db.flavour) {
+            if let Some(e) = scratch.execute(&sql)?.error {
+                return Err(format!("the server refused `{sql}`: {e}"));
+            }
+        }
+    }
+    let settings = statement::settings(m, scale, mariadb);
+    let mut sessions = Vec::new();
+    for _ in &m.processes {
+        sessions.push(Some(scratch.session(&settings)?));
+    }
+    Ok((scratch, sessions))
+}
+
+/// The process a step concerns: its actor, or the process a timer or fault is about.
+fn concerns(c: Choice) -> Option<Pid> {
+    match c {
+        Choice::Proc(p)
+        | Choice::Pick { pid: p, .. }
+        | Choice::Check(p)
+        | Choice::Timeout(p)
+        | Choice::Renew(p)
+        | Choice::Resume(p)
+        | Choice::Finish(p)
+        | Choice::Restart(p)
+        | Choice::Fault { pid: p, .. }
+        | Choice::Drift { pid: p, .. } => Some(p),
+        _ => None,
+    }
+}
+
+/// Redis words as redis-cli would echo them, the prefix left out.
+fn shown(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| match w.find(':') {
+            Some(i) if w.starts_with("interlock_replay_") => w[i + 1..].to_string(),
+            _ => w.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -6,6 +6,7 @@
 
 mod compare;
 mod driver;
+mod redis;
 mod render;
 mod statement;
 
@@ -13,14 +14,17 @@ pub use render::{json, text};
 
 use crate::exec::observe::Event;
 use crate::exec::Choice;
-use crate::ir::{ColumnType, FaultKind, Model};
+use crate::ir::{ColumnType, FaultKind, Model, RedisCmd};
 use crate::trace::Trace;
 
 /// Where to replay, and how fast time runs there.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The server: `postgres://user@host:port/db` or `mysql://user@host:port/`.
-    pub url: String,
+    /// The SQL server, for a model with a database: `postgres://user@host:port/db` or
+    /// `mysql://user@host:port/`.
+    pub sql: Option<String>,
+    /// The Redis server, for a model that uses Redis: `redis://host:port/`.
+    pub redis: Option<String>,
     /// Real time per model time: `1.0` runs ticks, lock timeouts and deadlock timeouts at
     /// their length, `0.1` ten times faster.
     pub time_scale: f64,
@@ -64,55 +68,63 @@ impl Report {
     }
 }
 
-/// Why the trace cannot be replayed on a real server, if it cannot: said before anything runs.
+/// Why the trace cannot be replayed on real servers, if it cannot: said before anything runs.
 #[must_use]
 pub fn cannot(m: &Model, t: &Trace) -> Vec<String> {
-    let mut why = Vec::new();
-    let Some(db) = &m.db else {
-        return vec!["the model has no database: only SQL models replay yet".into()];
+    let mut why: Vec<String> = Vec::new();
+    let mut say = |r: &str| {
+        if !why.iter().any(|w| w == r) {
+            why.push(r.to_string());
+        }
     };
-    if db
-        .tables
-        .iter()
-        .any(|t| t.columns.iter().any(|c| c.ty == ColumnType::Timestamp))
-    {
-        why.push("a timestamp column: model time is not the server's clock".into());
+    if m.db.is_none() && m.redis.is_empty() {
+        say("the model uses neither a database nor Redis: nothing runs on a server");
+    }
+    if let Some(db) = &m.db {
+        if db
+            .tables
+            .iter()
+            .any(|t| t.columns.iter().any(|c| c.ty == ColumnType::Timestamp))
+        {
+            say("a timestamp column: model time is not the server's clock");
+        }
     }
     for step in &t.steps {
         let reason = match step.choice {
             Choice::Fault { fault, .. } => match m.faults[fault as usize].kind {
                 FaultKind::Crash | FaultKind::Pause { .. } | FaultKind::Hang => None,
-                _ => Some("a fault other than crash, pause or hang"),
+                FaultKind::LostReply => Some("a lost reply: the server cannot be made to lose one"),
+                _ => Some("a clock fault"),
             },
             Choice::Drift { .. } | Choice::Jump { .. } => Some("a clock fault"),
-            Choice::Failover { .. } | Choice::Replicate(_) => Some("Redis replication"),
+            Choice::Failover { .. } => {
+                Some("a failover: when a write reaches a real replica is not the model's choice")
+            }
             Choice::Pass(_) | Choice::Restart(_) => Some("a simulation's step (pass, restart)"),
             _ => None,
         };
-        let redis = step.events.iter().any(|e| matches!(e, Event::Redis { .. }));
-        let clock = step.events.iter().any(|e| match e {
-            Event::Sql { stmt, .. } => crate::trace::describe::sql_text(stmt)
-                .to_ascii_lowercase()
-                .contains("now()"),
-            _ => false,
-        });
-        for r in [
-            reason,
-            redis.then_some("a Redis command: Redis replay is not built yet"),
-            clock.then_some("`now()` in SQL: model time is not the server's clock"),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if !why.iter().any(|w| w == r) {
-                why.push(r.to_string());
+        if let Some(r) = reason {
+            say(r);
+        }
+        for e in &step.events {
+            match e {
+                Event::Redis {
+                    cmd: RedisCmd::GetReplica { .. } | RedisCmd::Wait { .. },
+                    ..
+                } => say("a replica read or WAIT: when a write reaches a real replica is not the model's choice"),
+                Event::Sql { stmt, .. }
+                    if crate::trace::describe::sql_text(stmt).to_ascii_lowercase().contains("now()") =>
+                {
+                    say("`now()` in SQL: model time is not the server's clock");
+                }
+                _ => {}
             }
         }
     }
     why
 }
 
-/// Replays `t` (a trace of `m`) on the server `opts` names.
+/// Replays `t` (a trace of `m`) on the servers `opts` names.
 ///
 /// # Errors
 /// The server cannot be reached, or refused the schema or a setting: nothing was compared.

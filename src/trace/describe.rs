@@ -124,7 +124,9 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 if *running { "starts on" } else { "stops on" },
                 m.symbol(*key)
             )),
-            Event::Renewal { pid, key, renewed } => doing.push(if *renewed {
+            Event::Renewal {
+                pid, key, renewed, ..
+            } => doing.push(if *renewed {
                 format!(
                     "{}'s watchdog renews {}",
                     m.process_name(*pid),

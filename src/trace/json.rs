@@ -220,6 +220,7 @@ pub fn event(m: &Model, actor: Option<Pid>, e: &Event) -> Option<Json> {
             pid,
             key: k,
             renewed,
+            ..
         } => json!({ "kind": "renewal", "process": p(pid), "key": key(k), "renewed": renewed }),
         Event::Paused { pid, paused } => {
             json!({ "kind": "paused", "process": p(pid), "paused": paused })

@@ -146,6 +146,12 @@ impl Trace {
         self.end.is_final()
     }
 
+    /// Model time at its end, in ticks.
+    #[must_use]
+    pub fn end_time(&self) -> u64 {
+        self.steps.last().map_or(0, |s| s.time)
+    }
+
     /// How many steps it has.
     #[must_use]
     pub fn len(&self) -> usize {

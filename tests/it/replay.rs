@@ -40,7 +40,8 @@ mod with_servers {
 
     fn options(flavour: Flavour) -> Option<Options> {
         url(flavour).map(|url| Options {
-            url,
+            sql: Some(url),
+            redis: None,
             time_scale: 1.0,
         })
     }
@@ -120,6 +121,67 @@ mod with_servers {
             }
         }
         assert!(replayed >= 5, "only {replayed} counterexamples replayed");
+    }
+
+    #[test]
+    fn the_violated_redis_models_counterexamples_agree_with_a_real_redis() {
+        let Ok(redis) = std::env::var("INTERLOCK_REDIS_URL") else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "INTERLOCK_REDIS_URL is not set, and CI needs every server"
+            );
+            println!("skipped: INTERLOCK_REDIS_URL is not set (start servers with .ci/servers)");
+            return;
+        };
+        let mut replayed = 0;
+        for dir in [
+            "models/redis",
+            "models/watchdog",
+            "models/fencing",
+            "models/bench",
+        ] {
+            for f in models(dir) {
+                for m in Model::from_file(&f)
+                    .expect("reads")
+                    .variants()
+                    .expect("variants")
+                {
+                    if !m.uses_redis() {
+                        continue;
+                    }
+                    let sql = match m.flavour() {
+                        None => None,
+                        Some(fl) => match url(fl) {
+                            Some(u) => Some(u),
+                            None => return,
+                        },
+                    };
+                    let Some(t) = m.check().trace else { continue };
+                    if !m.replay_cannot(&t).is_empty() {
+                        continue;
+                    }
+                    let opts = Options {
+                        sql,
+                        redis: Some(redis.clone()),
+                        time_scale: 1.0,
+                    };
+                    // Real time on a loaded machine can put a step a few ms past a TTL: a
+                    // divergence is tried once more before it counts.
+                    let mut report = m.replay_on(&t, &opts).expect("replays");
+                    if !report.agrees() {
+                        report = m.replay_on(&t, &opts).expect("replays");
+                    }
+                    assert!(
+                        report.agrees(),
+                        "{}:\n{}",
+                        f.display(),
+                        interlock::replay::text(&report)
+                    );
+                    replayed += 1;
+                }
+            }
+        }
+        assert!(replayed >= 8, "only {replayed} counterexamples replayed");
     }
 
     #[test]

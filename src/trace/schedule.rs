@@ -139,15 +139,27 @@ impl<'m> Driver<'m> {
     pub fn drain(&mut self) {
         for _ in 0..SETTLE_LIMIT {
             self.settle(Cause::Drain);
-            let waiting = self
-                .state
-                .procs
-                .iter()
-                .any(|p| matches!(p.status, Status::Waiting(_)));
-            if !waiting || !self.apply(Choice::Tick, Cause::Drain) {
+            if !self.a_wait_can_end() || !self.apply(Choice::Tick, Cause::Drain) {
                 return;
             }
         }
+    }
+
+    /// Some process waits, and time passing can end a wait: a waiter's deadlock check or
+    /// lock timeout is pending, or a Redis key has a TTL (an `await` for it). Without one,
+    /// time would pass for nothing (under `timing async`, for ever).
+    fn a_wait_can_end(&self) -> bool {
+        let s = &self.state;
+        let waiting = |p: &crate::world::process::Proc| matches!(p.status, Status::Waiting(_));
+        let timer = s
+            .procs
+            .iter()
+            .any(|p| waiting(p) && (p.check_in.is_some() || p.timeout_in.is_some()));
+        let awaits = s
+            .procs
+            .iter()
+            .any(|p| matches!(p.status, Status::Waiting(crate::world::process::Wait::Await { .. })));
+        timer || (awaits && s.redis.iter().any(|r| r.next_expiry().is_some()))
     }
 
     /// The trace of the steps taken, with the failure its end shows (a safety property

@@ -195,3 +195,19 @@ fn the_hermitage_lessons_meet_their_claims_in_every_flavour() {
         }
     }
 }
+
+#[test]
+fn time_passes_after_the_schedule_only_while_a_wait_can_end() {
+    // Under `timing async` time could always pass. T2 waits for T1, which is not scheduled
+    // again: its deadlock check falls due after 1 s (and finds no cycle), then no timer can
+    // end the wait, and the run ends.
+    let text = CROSS.replace("db postgres", "db postgres\ntiming async");
+    let m = Model::parse("async.model", &format!("{text}\nexpect holds\n")).expect("parses");
+    let t = m.run_schedule("T1 T1 T2").expect("runs");
+    let shown = t.text(&m);
+    assert_eq!(t.len(), 5, "{shown}");
+    assert!(
+        shown.contains("checks for a cycle") && shown.matches("time passes").count() == 1,
+        "{shown}"
+    );
+}

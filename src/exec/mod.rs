@@ -62,6 +62,29 @@ impl Choice {
             _ => None,
         }
     }
+
+    /// The process the transition belongs to: its actor, or the process a timer, fault or
+    /// delay of it concerns; `None` for time, replication, failover and clock jumps.
+    #[must_use]
+    pub fn concerns(self) -> Option<Pid> {
+        match self {
+            Choice::Proc(p)
+            | Choice::Pick { pid: p, .. }
+            | Choice::Check(p)
+            | Choice::Timeout(p)
+            | Choice::Renew(p)
+            | Choice::Resume(p)
+            | Choice::Finish(p)
+            | Choice::Restart(p)
+            | Choice::Fault { pid: p, .. }
+            | Choice::Drift { pid: p, .. } => Some(p),
+            Choice::Tick
+            | Choice::Pass(_)
+            | Choice::Replicate(_)
+            | Choice::Failover { .. }
+            | Choice::Jump { .. } => None,
+        }
+    }
 }
 
 /// Runs one chosen transition; `None` when it is not enabled in `s`.

@@ -197,7 +197,7 @@ impl<'m> Reducer<'m> {
         let mut seen: rustc_hash::FxHashMap<Choice, usize> = rustc_hash::FxHashMap::default();
         for (c, n) in succ {
             let mirrored = partners.as_ref().and_then(|partners| {
-                let q = actor_of(c)?;
+                let q = Choice::concerns(c)?;
                 let p = partners[q.index()]?;
                 let mut swap = Perm::identity(s.procs.len());
                 swap.new.swap(p as usize, q.index());
@@ -287,24 +287,3 @@ impl<'m> Reducer<'m> {
     }
 }
 
-/// The process a transition belongs to: its actor, or the process a timer, fault or delay
-/// of it concerns; `None` for time, replication, failover and clock jumps.
-fn actor_of(c: Choice) -> Option<crate::ir::value::Pid> {
-    match c {
-        Choice::Proc(p)
-        | Choice::Pick { pid: p, .. }
-        | Choice::Check(p)
-        | Choice::Timeout(p)
-        | Choice::Renew(p)
-        | Choice::Resume(p)
-        | Choice::Finish(p)
-        | Choice::Restart(p)
-        | Choice::Fault { pid: p, .. }
-        | Choice::Drift { pid: p, .. } => Some(p),
-        Choice::Tick
-        | Choice::Pass(_)
-        | Choice::Replicate(_)
-        | Choice::Failover { .. }
-        | Choice::Jump { .. } => None,
-    }
-}

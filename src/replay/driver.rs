@@ -145,7 +145,7 @@ impl<'m> Driver<'m> {
                         arg,
                         reply,
                     } => {
-                        let who = concerns(step.choice);
+                        let who = step.choice.concerns();
                         self.redis_command(&number, who, (*server, cmd, *arg), *reply)?;
                     }
                     Event::Renewal {
@@ -563,23 +563,6 @@ fn sql_side(
         sessions.push(Some(scratch.session(&settings)?));
     }
     Ok((scratch, sessions))
-}
-
-/// The process a step concerns: its actor, or the process a timer or fault is about.
-fn concerns(c: Choice) -> Option<Pid> {
-    match c {
-        Choice::Proc(p)
-        | Choice::Pick { pid: p, .. }
-        | Choice::Check(p)
-        | Choice::Timeout(p)
-        | Choice::Renew(p)
-        | Choice::Resume(p)
-        | Choice::Finish(p)
-        | Choice::Restart(p)
-        | Choice::Fault { pid: p, .. }
-        | Choice::Drift { pid: p, .. } => Some(p),
-        _ => None,
-    }
 }
 
 /// Redis words as redis-cli would echo them, the prefix left out.

@@ -442,7 +442,7 @@ pub fn judge(m: &Model, t: &Trace, claim: &Claim) -> Result<(), String> {
     let events = || {
         steps
             .iter()
-            .filter(move |&&i| concerns(t.steps[i].choice) == Some(pid))
+            .filter(move |&&i| t.steps[i].choice.concerns() == Some(pid))
             .flat_map(move |&i| t.steps[i].events.iter())
     };
     let found = match &claim.kind {
@@ -469,7 +469,7 @@ pub fn judge(m: &Model, t: &Trace, claim: &Claim) -> Result<(), String> {
     }
     let did: Vec<String> = steps
         .iter()
-        .filter(|&&i| concerns(t.steps[i].choice) == Some(pid))
+        .filter(|&&i| t.steps[i].choice.concerns() == Some(pid))
         .map(|&i| super::describe::describe(m, &t.steps[i]).doing)
         .filter(|d| !d.is_empty())
         .collect();
@@ -494,23 +494,6 @@ fn at_step(t: &Trace, k: usize) -> Vec<usize> {
             Cause::Drain => k == last,
         })
         .collect()
-}
-
-/// The process a step concerns: its actor, or the process a timer or fault is about.
-fn concerns(c: Choice) -> Option<Pid> {
-    match c {
-        Choice::Proc(p)
-        | Choice::Pick { pid: p, .. }
-        | Choice::Check(p)
-        | Choice::Timeout(p)
-        | Choice::Renew(p)
-        | Choice::Resume(p)
-        | Choice::Finish(p)
-        | Choice::Restart(p)
-        | Choice::Fault { pid: p, .. }
-        | Choice::Drift { pid: p, .. } => Some(p),
-        _ => None,
-    }
 }
 
 /// Rows compared as multisets.

@@ -6,7 +6,7 @@
 //! where it fails.
 
 #[cfg(feature = "servers")]
-mod with_servers {
+pub(crate) mod with_servers {
     use std::time::{Duration, Instant};
 
     use interlock::servers::{Cell, Kind, Outcome, RedisConn, RedisReply, Scratch, Session, Step};
@@ -16,7 +16,7 @@ mod with_servers {
 
     /// The URL in `var`, or `None` after one line saying the test is skipped; with `CI=true` a
     /// missing URL fails the test.
-    fn url(var: &str) -> Option<String> {
+    pub(crate) fn url(var: &str) -> Option<String> {
         match std::env::var(var) {
             Ok(url) if !url.is_empty() => Some(url),
             _ => {

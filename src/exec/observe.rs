@@ -194,6 +194,9 @@ pub trait Observer {
     const EVENTS: bool;
     /// False for observers that ignore coverage, so the step does not report it.
     const COVER: bool = false;
+    /// True for observers that want the locals a SQL statement ran with (a trace, for
+    /// replay on a server); the partial-order reduction's replays skip copying them.
+    const LOCALS: bool = false;
     fn event(&mut self, _e: Event) {}
     /// `pid` runs the op at `pc` of its program (a blocked operation that resumes runs
     /// again).
@@ -211,13 +214,28 @@ impl Observer for Silent {
     const EVENTS: bool = false;
 }
 
-/// Keeps every event, for traces and partial-order reduction.
+/// Keeps every event, for traces.
 #[derive(Clone, Debug, Default)]
 pub struct Record {
     pub events: Vec<Event>,
 }
 
 impl Observer for Record {
+    const EVENTS: bool = true;
+    const LOCALS: bool = true;
+    fn event(&mut self, e: Event) {
+        self.events.push(e);
+    }
+}
+
+/// Keeps every event without the values a trace shows, for partial-order reduction's
+/// footprints (inside the search: no copy of a process's locals per SQL step).
+#[derive(Clone, Debug, Default)]
+pub struct Footprint {
+    pub events: Vec<Event>,
+}
+
+impl Observer for Footprint {
     const EVENTS: bool = true;
     fn event(&mut self, e: Event) {
         self.events.push(e);

@@ -29,7 +29,7 @@ pub(super) fn run<O: Observer>(
     on_error: Option<&OnError>,
     obs: &mut O,
 ) -> Result<Flow, RunError> {
-    let locals: Box<[Value]> = if O::EVENTS {
+    let locals: Box<[Value]> = if O::LOCALS {
         st.procs[pid.index()].locals.iter().copied().collect()
     } else {
         Box::default()
@@ -428,7 +428,11 @@ fn fail<O: Observer>(
         obs.event(Event::Sql {
             stmt: stmt.clone(),
             reply: Reply::Error(code),
-            locals: st.procs[pid.index()].locals.iter().copied().collect(),
+            locals: if O::LOCALS {
+                st.procs[pid.index()].locals.iter().copied().collect()
+            } else {
+                Box::default()
+            },
         });
     }
     let p = &st.procs[pid.index()];

@@ -9,7 +9,7 @@
 //! takes it alone only when it leads to a state not visited yet (the cycle proviso C3, in
 //! `bfs`). Liveness models are searched without it.
 
-use crate::exec::observe::{Event, Record};
+use crate::exec::observe::{Event, Footprint};
 use crate::exec::{step, Choice};
 use crate::ir::{Expr, FaultKind, Model, OpKind, RedisCmd, Timing};
 use crate::world::process::Status;
@@ -169,7 +169,7 @@ impl Por {
     /// Whether `p`'s next step in `s` touches nothing but what is private to `p`: replays
     /// the step with a recording observer and accepts only the events listed here.
     fn private_step(&self, m: &Model, s: &State, p: Pid) -> bool {
-        let mut rec = Record::default();
+        let mut rec = Footprint::default();
         if step::step(m, s, p, &mut rec).is_none() {
             return false;
         }

@@ -71,39 +71,8 @@ pub fn json(r: &Report) -> Json {
     json!({"server": r.server, "notes": r.notes, "agrees": r.agrees(), "lines": lines})
 }
 
-/// One row; cells wrap at spaces to their width.
+/// One row: the trace table's, cells wrapped at spaces to their width.
 fn row(widths: &[usize], cells: &[&str]) -> String {
-    let wrapped: Vec<Vec<String>> = cells.iter().zip(widths).map(|(c, &w)| wrap(c, w)).collect();
-    let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    let mut out = String::new();
-    for i in 0..height {
-        let mut line = String::new();
-        for (k, (cell, &w)) in wrapped.iter().zip(widths).enumerate() {
-            let text = cell.get(i).map_or("", String::as_str);
-            line.push_str(text);
-            if k + 1 < widths.len() {
-                line.push_str(&" ".repeat(w.saturating_sub(text.chars().count()) + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-fn wrap(text: &str, w: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split(' ') {
-        let cur = lines.last_mut().expect("a line");
-        let n = cur.chars().count();
-        if n > 0 && n + 1 + word.chars().count() > w {
-            lines.push(word.to_string());
-        } else {
-            if n > 0 {
-                cur.push(' ');
-            }
-            cur.push_str(word);
-        }
-    }
-    lines
+    let cells: Vec<String> = cells.iter().map(|c| (*c).to_string()).collect();
+    crate::trace::text::grid_row(widths, &cells)
 }

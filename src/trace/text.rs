@@ -209,7 +209,7 @@ fn ending(m: &Model, t: &Trace) -> String {
 }
 
 /// One table row; cells wrap at word boundaries and the row grows to the tallest cell.
-fn grid_row(widths: &[usize], cells: &[String]) -> String {
+pub(crate) fn grid_row(widths: &[usize], cells: &[String]) -> String {
     let wrapped: Vec<Vec<String>> = cells.iter().zip(widths).map(|(c, &w)| wrap(c, w)).collect();
     let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
     let mut out = String::new();

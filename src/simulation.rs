@@ -293,46 +293,16 @@ impl Simulation {
 
     fn figures_of(&self, group: &str, g: &GroupTally) -> Figures {
         let tick = self.model.ir.tick_ms as f64;
-        let seconds = self.report.tally.time as f64 * tick / 1000.0;
-        let ms = |v: u32| f64::from(v) * tick;
-        let list = |m: &std::collections::BTreeMap<String, u64>| {
-            m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>()
-        };
-        let retries: u64 = g.retries.iter().map(|&r| u64::from(r)).sum();
-        Figures {
-            group: group.to_string(),
-            requests: g.ended(),
-            outcomes: list(&g.outcomes),
-            failed: list(&g.failed),
-            errors: list(&g.errors),
-            throughput: if seconds > 0.0 {
-                g.ended() as f64 / seconds
-            } else {
-                0.0
-            },
-            retries_per_request: ratio(retries, g.retries.len() as u64),
-            retry_histogram: g.retry_histogram(),
-            retry_rate: g.retry_rate(),
-            wait_rate: g.wait_rate(),
-            lock_requests: g.lock_requests,
-            writes: g.writes,
-            empty_writes: g.empty_writes,
-            lock_wait_mean_ms: mean(&g.wait_time) * tick,
-            lock_wait_p99_ms: ms(quantile(&g.wait_time, 0.99)),
-            pool_waits: g.pool_wait.len() as u64,
-            pool_wait_mean_ms: mean(&g.pool_wait) * tick,
-            pool_wait_p99_ms: ms(quantile(&g.pool_wait, 0.99)),
-            worker_waits: g.worker_wait.len() as u64,
-            worker_wait_mean_ms: mean(&g.worker_wait) * tick,
-            worker_wait_p99_ms: ms(quantile(&g.worker_wait, 0.99)),
-            latency_mean_ms: mean(&g.latency) * tick,
-            latency_p50_ms: ms(quantile(&g.latency, 0.50)),
-            latency_p95_ms: ms(quantile(&g.latency, 0.95)),
-            latency_p99_ms: ms(quantile(&g.latency, 0.99)),
-            latency_max_ms: ms(quantile(&g.latency, 1.0)),
-        }
+        figures_of(
+            group,
+            g,
+            self.report.tally.time as f64 * tick / 1000.0,
+            tick,
+        )
     }
+}
 
+impl Simulation {
     /// The report as text: a table of figures, what ended how, and the verdict on the
     /// properties (≤ 100 columns).
     #[must_use]
@@ -402,7 +372,7 @@ impl Simulation {
 }
 
 /// `buyer[100]`, or `buyer` for a group of one.
-fn label(name: &str, count: usize) -> String {
+pub(crate) fn label(name: &str, count: usize) -> String {
     if count == 1 {
         name.to_string()
     } else {
@@ -415,7 +385,7 @@ fn round(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-fn figures_json(f: &Figures) -> Value {
+pub(crate) fn figures_json(f: &Figures) -> Value {
     let pairs = |v: &[(String, u64)]| {
         let mut o = serde_json::Map::new();
         for (k, n) in v {
@@ -510,5 +480,47 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+/// The figures of group `group`'s tally `g`, measured over `seconds`, its durations in units
+/// of `tick` milliseconds (a model's tick for `simulate`, a microsecond for `load`).
+pub(crate) fn figures_of(group: &str, g: &GroupTally, seconds: f64, tick: f64) -> Figures {
+    let ms = |v: u32| f64::from(v) * tick;
+    let list = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>()
+    };
+    let retries: u64 = g.retries.iter().map(|&r| u64::from(r)).sum();
+    Figures {
+        group: group.to_string(),
+        requests: g.ended(),
+        outcomes: list(&g.outcomes),
+        failed: list(&g.failed),
+        errors: list(&g.errors),
+        throughput: if seconds > 0.0 {
+            g.ended() as f64 / seconds
+        } else {
+            0.0
+        },
+        retries_per_request: ratio(retries, g.retries.len() as u64),
+        retry_histogram: g.retry_histogram(),
+        retry_rate: g.retry_rate(),
+        wait_rate: g.wait_rate(),
+        lock_requests: g.lock_requests,
+        writes: g.writes,
+        empty_writes: g.empty_writes,
+        lock_wait_mean_ms: mean(&g.wait_time) * tick,
+        lock_wait_p99_ms: ms(quantile(&g.wait_time, 0.99)),
+        pool_waits: g.pool_wait.len() as u64,
+        pool_wait_mean_ms: mean(&g.pool_wait) * tick,
+        pool_wait_p99_ms: ms(quantile(&g.pool_wait, 0.99)),
+        worker_waits: g.worker_wait.len() as u64,
+        worker_wait_mean_ms: mean(&g.worker_wait) * tick,
+        worker_wait_p99_ms: ms(quantile(&g.worker_wait, 0.99)),
+        latency_mean_ms: mean(&g.latency) * tick,
+        latency_p50_ms: ms(quantile(&g.latency, 0.50)),
+        latency_p95_ms: ms(quantile(&g.latency, 0.95)),
+        latency_p99_ms: ms(quantile(&g.latency, 0.99)),
+        latency_max_ms: ms(quantile(&g.latency, 1.0)),
     }
 }

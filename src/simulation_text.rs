@@ -49,7 +49,7 @@ fn runs_line(runs: u64, time_ms: u64) -> String {
 }
 
 /// The table of figures, one row per group.
-fn table(figs: &[Figures]) -> String {
+pub(crate) fn table(figs: &[Figures]) -> String {
     let width = figs.iter().map(|f| f.group.len()).max().unwrap_or(5).max(5);
     let mut out = format!(
         "  {:<width$} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
@@ -75,7 +75,7 @@ fn table(figs: &[Figures]) -> String {
 }
 
 /// How a group's requests ended, its errors and its retries.
-fn endings(f: &Figures) -> String {
+pub(crate) fn endings(f: &Figures) -> String {
     let list = |v: &[(String, u64)], quote: bool| {
         v.iter()
             .map(|(k, n)| {
@@ -196,7 +196,7 @@ fn replay_options(m: &crate::Model) -> String {
 }
 
 /// Milliseconds as a person reads them: `850us`, `12ms`, `1.5s`, `2m30s`.
-fn duration(ms: f64) -> String {
+pub(crate) fn duration(ms: f64) -> String {
     if ms < 1.0 && ms > 0.0 {
         format!("{:.0}us", ms * 1000.0)
     } else if ms < 1000.0 {

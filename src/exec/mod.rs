@@ -6,6 +6,7 @@ pub mod env;
 pub mod eval;
 pub mod observe;
 mod redis_ops;
+pub mod remote;
 mod scan;
 mod sql;
 pub mod step;

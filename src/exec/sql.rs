@@ -38,6 +38,21 @@ pub(super) fn run<O: Observer>(
         Some(code) => Outcome::Error(code),
         None => statement(m, st, pid, stmt, obs)?,
     };
+    Ok(conclude(m, st, pid, (stmt, into, on_error), out, locals, obs))
+}
+
+/// What a statement's outcome does to the process, wherever the outcome came from (the
+/// simulated database, or a real server under `interlock load`): bind `into`, clear or set
+/// the handler's local, end an autocommit transaction, or fail by the error rules.
+pub(super) fn conclude<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    (stmt, into, on_error): (&SqlStmt, &[u16], Option<&OnError>),
+    out: Outcome,
+    locals: Box<[Value]>,
+    obs: &mut O,
+) -> Flow {
     match out {
         Outcome::Done(reply) => {
             bind_reply(st, pid, into, &reply);
@@ -61,7 +76,7 @@ pub(super) fn run<O: Observer>(
             if st.procs[pid.index()].txn.is_some_and(|t| !t.explicit) {
                 end_txn(m, st, pid, true, obs);
             }
-            Ok(Flow::Next)
+            Flow::Next
         }
         Outcome::Wait(holder) => {
             if O::EVENTS {
@@ -75,9 +90,9 @@ pub(super) fn run<O: Observer>(
                     obs.event(Event::Waits { wait, holder });
                 }
             }
-            Ok(Flow::Blocked)
+            Flow::Blocked
         }
-        Outcome::Error(code) => Ok(fail(m, st, pid, stmt, code, on_error, obs)),
+        Outcome::Error(code) => fail(m, st, pid, stmt, code, on_error, obs),
     }
 }
 

@@ -141,14 +141,9 @@ fn run<O: Observer>(
         if op.kind.is_visible() {
             visible_done = true;
             let flow = visible(m, st, pid, op, obs)?;
-            let p = &mut st.procs[pid.index()];
-            match flow {
-                Flow::Blocked | Flow::Stop => return Ok(()),
-                Flow::Next => p.pc += 1,
-                Flow::Jump(t) => p.pc = t,
+            if !moved_on(st, pid, flow) {
+                return Ok(());
             }
-            p.status = Status::Ready;
-            (p.check_in, p.timeout_in, p.candidates) = (None, None, None);
             continue;
         }
         if !local(m, st, pid, op, obs)? {
@@ -157,8 +152,22 @@ fn run<O: Observer>(
     }
 }
 
+/// After a visible operation: the process moves on to its next op (true), or stays, waiting
+/// or ended (false).
+pub(super) fn moved_on(st: &mut State, pid: Pid, flow: Flow) -> bool {
+    let p = &mut st.procs[pid.index()];
+    match flow {
+        Flow::Blocked | Flow::Stop => return false,
+        Flow::Next => p.pc += 1,
+        Flow::Jump(t) => p.pc = t,
+    }
+    p.status = Status::Ready;
+    (p.check_in, p.timeout_in, p.candidates) = (None, None, None);
+    true
+}
+
 /// Runs one local op (or delay, or return); false when the step ends after it.
-fn local<O: Observer>(
+pub(super) fn local<O: Observer>(
     m: &Model,
     st: &mut State,
     pid: Pid,
@@ -552,7 +561,7 @@ fn begin(m: &Model, st: &mut State, pid: Pid, isolation: Option<Isolation>) {
     });
 }
 
-fn fail<O: Observer>(m: &Model, st: &mut State, pid: Pid, e: RunError, obs: &mut O) {
+pub(super) fn fail<O: Observer>(m: &Model, st: &mut State, pid: Pid, e: RunError, obs: &mut O) {
     sql::end_txn(m, st, pid, false, obs);
     st.procs[pid.index()].status = Status::Failed(e);
     if O::EVENTS {

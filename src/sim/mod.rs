@@ -4,8 +4,8 @@
 //! seeded from the user's seed and their number, spread over threads and merged in run order,
 //! so the figures are the same whatever the thread count.
 
-mod observer;
-mod program;
+pub mod observer;
+pub mod program;
 pub mod run;
 pub mod sample;
 mod strikes;

@@ -436,13 +436,7 @@ impl Sim<'_> {
             self.arrivals[g] += u64::from(gap);
             (at - self.now) as u32
         } else {
-            match draw {
-                Some(d) => self.draw_id(d),
-                None => self.rng.draw(Dist::Uniform {
-                    lo: ticks,
-                    hi: upto,
-                }),
-            }
+            self.rng.delay(self.m, (ticks, upto), draw)
         };
         if len < upto {
             self.clients[i].finish_at = Some(self.now + u64::from(len.max(ticks)));
@@ -457,19 +451,10 @@ impl Sim<'_> {
         let started = c.started.take().unwrap_or(0);
         let retries = std::mem::take(&mut c.rounds.retries);
         let t = &mut self.tally.groups[group];
-        t.latency.push((self.now - started) as u32);
-        t.retries.push(retries);
-        let key = match self.s.procs[i].status {
-            Status::Done(o) => {
-                let label = o.map_or("done", |o| self.m.symbol(o)).to_string();
-                *t.outcomes.entry(label).or_default() += 1;
-                return self.schedule(p);
-            }
-            Status::Errored(code) => self.m.symbol(code).to_string(),
-            _ => return,
-        };
-        *t.failed.entry(key).or_default() += 1;
-        self.schedule(p);
+        let latency = (self.now - started) as u32;
+        if t.end_request(self.m, self.s.procs[i].status, latency, retries) {
+            self.schedule(p);
+        }
     }
 
     fn schedule(&mut self, p: Pid) {

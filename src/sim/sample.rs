@@ -46,6 +46,15 @@ impl Sampler {
         (x.round() as u64).clamp(u64::from(lo), u64::from(hi)) as u32
     }
 
+    /// The length of a ranged delay `ticks..=upto` (`work`, `sleep`): drawn from the
+    /// workload's distribution `draw` names, or uniformly.
+    pub fn delay(&mut self, m: &crate::ir::Model, (ticks, upto): (u32, u32), draw: Option<u16>) -> u32 {
+        match draw {
+            Some(d) => self.draw(m.workload.draws[d as usize].dist),
+            None => self.draw(Dist::Uniform { lo: ticks, hi: upto }),
+        }
+    }
+
     /// A value of `lo..=hi` for `pick`: each alike, or with `zipf s` the k-th value (from
     /// `lo`) with weight 1/k^s.
     pub fn value(&mut self, lo: i32, hi: i32, zipf: Option<f64>) -> i32 {

@@ -121,6 +121,30 @@ impl GroupTally {
         self.empty_writes += o.empty_writes;
     }
 
+    /// Books a request that ended with `status` after `latency` (in the tally's unit) and
+    /// `retries` rounds; false when the status is not an end (the request is not booked).
+    pub fn end_request(
+        &mut self,
+        m: &crate::ir::Model,
+        status: crate::world::process::Status,
+        latency: u32,
+        retries: u32,
+    ) -> bool {
+        use crate::world::process::Status;
+        let (into, key) = match status {
+            Status::Done(o) => (
+                &mut self.outcomes,
+                o.map_or("done", |o| m.symbol(o)).to_string(),
+            ),
+            Status::Errored(code) => (&mut self.failed, m.symbol(code).to_string()),
+            _ => return false,
+        };
+        *into.entry(key).or_default() += 1;
+        self.latency.push(latency);
+        self.retries.push(retries);
+        true
+    }
+
     /// Requests that ended, either way.
     #[must_use]
     pub fn ended(&self) -> u64 {

@@ -20,6 +20,7 @@
 //! [`Cell`]: crate::servers::Cell
 //! [`Cell::Int`]: crate::servers::Cell::Int
 
+mod client;
 mod mysql;
 mod postgres;
 mod redis;
@@ -27,6 +28,7 @@ mod session;
 
 use std::fmt;
 
+pub use self::client::{Client, Watcher};
 pub use self::redis::{RedisConn, RedisReply};
 pub use self::session::Session;
 
@@ -375,6 +377,29 @@ impl Scratch {
         let id = conn.id()?;
         let monitor = self.target.connect()?;
         Session::start(conn, id, monitor)
+    }
+}
+
+impl Scratch {
+    /// Opens a plain connection to the scratch database for one load client, with each of
+    /// `settings` run on it first.
+    ///
+    /// # Errors
+    /// A failed connection, or a setting the server refused.
+    pub fn client(&self, settings: &[String]) -> Result<Client, String> {
+        let mut conn = self.target.connect()?;
+        for setting in settings {
+            conn.run_ok(setting)?;
+        }
+        Client::new(conn)
+    }
+
+    /// Opens a connection that watches the others (see [`Watcher`]).
+    ///
+    /// # Errors
+    /// A failed connection.
+    pub fn watcher(&self) -> Result<Watcher, String> {
+        Ok(Watcher::new(self.target.connect()?, self.kind()))
     }
 }
 

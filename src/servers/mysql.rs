@@ -136,6 +136,29 @@ pub(super) fn waits(conn: &mut Conn, id: u64) -> Result<bool, String> {
     Ok(scalar(conn, &sql)? != Some(Cell::Int(0)))
 }
 
+/// The connection ids of every transaction the InnoDB status `text` lists as waiting for a
+/// lock (a `LOCK WAIT` line in its block, before its thread id line).
+pub(super) fn innodb_lock_waiters(text: &str) -> Vec<u64> {
+    let mut lock_wait = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("---TRANSACTION ") {
+            lock_wait = false;
+        } else if line.starts_with("LOCK WAIT ") {
+            lock_wait = true;
+        } else if lock_wait {
+            let rest = line
+                .strip_prefix("MySQL thread id ")
+                .or_else(|| line.strip_prefix("MariaDB thread id "));
+            if let Some(id) = rest.and_then(|r| r.split(',').next()?.trim().parse().ok()) {
+                out.push(id);
+                lock_wait = false;
+            }
+        }
+    }
+    out
+}
+
 /// Whether the InnoDB status `text` lists connection `id`'s transaction as waiting for a lock:
 /// in the list of transactions, the block of the transaction whose `MySQL thread id` (MariaDB:
 /// `MariaDB thread id`) is `id` has a `LOCK WAIT` line before that one (the statement's text
@@ -199,7 +222,7 @@ pub(super) fn drop_database(conn: &mut Conn, name: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::innodb_lock_wait;
+    use super::{innodb_lock_wait, innodb_lock_waiters};
 
     #[test]
     fn lock_waits_are_read_from_the_innodb_status() {
@@ -220,5 +243,6 @@ select 'LOCK WAIT 1'
         assert!(innodb_lock_wait(status, 55));
         assert!(!innodb_lock_wait(status, 5));
         assert!(!innodb_lock_wait(status, 54));
+        assert_eq!(innodb_lock_waiters(status), vec![55]);
     }
 }

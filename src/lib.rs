@@ -40,6 +40,9 @@ internal!(exec, explore, ir, lang, sim, trace, world);
 
 pub mod json;
 mod limits;
+/// The model's processes as real concurrent clients of a real server (feature `servers`).
+#[cfg(feature = "servers")]
+pub mod load;
 /// Replay of a trace on a real server (feature `servers`).
 #[cfg(feature = "servers")]
 pub mod replay;
@@ -492,6 +495,33 @@ impl Model {
     /// The server cannot be reached, or refused the schema or a setting.
     pub fn replay_on(&self, t: &Trace, opts: &replay::Options) -> Result<replay::Report, String> {
         replay::run(&self.ir, t, opts)
+    }
+
+    /// Why the model cannot run under `load` (empty: it can).
+    #[must_use]
+    pub fn load_cannot(&self) -> Vec<String> {
+        load::cannot(&self.ir)
+    }
+
+    /// Runs the model's processes as concurrent clients of the server `opts` names, and
+    /// measures (docs/load.md).
+    ///
+    /// # Errors
+    /// The model cannot run under load, or the server cannot be reached or refused the schema.
+    pub fn load_on(&self, opts: &load::Options) -> Result<load::Load, String> {
+        load::run(&self.ir, opts)
+    }
+
+    /// A load run's report as text (≤ 100 columns).
+    #[must_use]
+    pub fn load_text(&self, l: &load::Load) -> String {
+        load::text(self.origin(), &self.ir, l)
+    }
+
+    /// A load run's report as JSON (docs/json.md, "Load").
+    #[must_use]
+    pub fn load_json(&self, l: &load::Load) -> serde_json::Value {
+        load::json(self.origin(), &self.ir, l)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
+mod load_cmd;
 mod memory;
 mod plot;
 mod replay_cmd;
@@ -240,6 +241,42 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
         set: Vec<(String, String)>,
     },
+    /// Run the model's processes as real concurrent clients of a real PostgreSQL or MariaDB
+    /// server, and measure as `simulate` does (build with `--features servers`).
+    #[command(after_help = load_cmd::EXIT_CODES)]
+    Load {
+        /// Model files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The PostgreSQL server for the postgres flavour.
+        #[arg(long, value_name = "URL", env = "INTERLOCK_POSTGRES_URL")]
+        postgres: Option<String>,
+        /// The MySQL or MariaDB server for the mysql and mariadb flavours.
+        #[arg(long, value_name = "URL", env = "INTERLOCK_MYSQL_URL")]
+        mysql: Option<String>,
+        /// At most this many clients at once (threads, one connection each); default: one
+        /// per process.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        clients: Option<u16>,
+        /// No request starts after this (`500ms`, `10s`): closed-loop groups (`loop think`)
+        /// repeat until then; other processes run once.
+        #[arg(long, default_value = "10s", value_parser = simulate_cmd::model_time)]
+        duration: u64,
+        /// Real time per model time, for `work`, `sleep` and think times.
+        #[arg(long, default_value_t = 1.0)]
+        time_scale: f64,
+        /// The seed of the clients' draws (delays, `pick`).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Load only this flavour of a file that names several.
+        #[arg(long, value_enum)]
+        db: Option<Db>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Give a `param` of the model this value (repeatable): `--set clients=100`.
+        #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
+        set: Vec<(String, String)>,
+    },
     /// List models: file, expectation and title.
     List {
         /// Files or folders; default `models`.
@@ -421,6 +458,55 @@ fn main() -> ExitCode {
             check(&paths, &show, opts, &db, &watch)
         }
         Command::List { paths } => list(&paths),
+        Command::Load {
+            paths,
+            postgres,
+            mysql,
+            clients,
+            duration,
+            time_scale,
+            seed,
+            db,
+            format,
+            set,
+        } => {
+            if !(time_scale > 0.0 && time_scale.is_finite()) {
+                eprintln!("error: --time-scale must be above 0\n  hint: 1 is real time, 0.1 ten times faster");
+                return ExitCode::from(2);
+            }
+            let how = Loading {
+                db: db.map(Db::flavour),
+                cost: None,
+                set,
+            };
+            let files = match model_files(&paths) {
+                Ok(f) => f,
+                Err((_, e)) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let mut all = Vec::new();
+            for f in files {
+                match load(&f, &how) {
+                    Ok(m) => all.push((f.display().to_string(), m)),
+                    Err(e) => {
+                        eprint!("{e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            let args = load_cmd::Args {
+                postgres,
+                mysql,
+                clients: clients.map(usize::from),
+                duration_ms: duration,
+                time_scale,
+                seed,
+                json: format == Format::Json,
+            };
+            load_cmd::run(&all, &args)
+        }
         Command::Replay {
             file,
             schedule,

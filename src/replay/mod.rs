@@ -8,7 +8,7 @@ mod compare;
 mod driver;
 mod redis;
 mod render;
-mod statement;
+pub(crate) mod statement;
 
 pub use render::{json, text};
 

@@ -9,6 +9,7 @@ mod hermitage;
 mod isolation;
 mod json;
 mod lang;
+mod load;
 mod models;
 mod reductions;
 mod regressions;

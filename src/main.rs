@@ -470,9 +470,8 @@ fn main() -> ExitCode {
             format,
             set,
         } => {
-            if !(time_scale > 0.0 && time_scale.is_finite()) {
-                eprintln!("error: --time-scale must be above 0\n  hint: 1 is real time, 0.1 ten times faster");
-                return ExitCode::from(2);
+            if let Err(code) = time_scale_ok(time_scale) {
+                return code;
             }
             let how = Loading {
                 db: db.map(Db::flavour),
@@ -521,9 +520,8 @@ fn main() -> ExitCode {
             format,
             set,
         } => {
-            if !(time_scale > 0.0 && time_scale.is_finite()) {
-                eprintln!("error: --time-scale must be above 0\n  hint: 1 is real time, 0.1 ten times faster");
-                return ExitCode::from(2);
+            if let Err(code) = time_scale_ok(time_scale) {
+                return code;
             }
             let how = Loading {
                 db: db.map(Db::flavour),
@@ -660,6 +658,15 @@ fn default_paths(paths: &[PathBuf]) -> Vec<&Path> {
     } else {
         paths.iter().map(PathBuf::as_path).collect()
     }
+}
+
+/// `--time-scale` of `replay` and `load`: a finite number above 0.
+fn time_scale_ok(scale: f64) -> Result<(), ExitCode> {
+    if scale > 0.0 && scale.is_finite() {
+        return Ok(());
+    }
+    eprintln!("error: --time-scale must be above 0\n  hint: 1 is real time, 0.1 ten times faster");
+    Err(ExitCode::from(2))
 }
 
 fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, (PathBuf, String)> {

@@ -277,7 +277,8 @@ fn answer(m: &Model, sql: &str, out: Outcome) -> Result<Answer, String> {
     })
 }
 
-fn value(m: &Model, sql: &str, c: Cell) -> Result<Value, String> {
+/// A value a server sent, as the engine's: text must be a string the model names.
+pub(super) fn value(m: &Model, sql: &str, c: Cell) -> Result<Value, String> {
     Ok(match c {
         Cell::Null => Value::Nil,
         Cell::Int(v) => Value::Int(v),

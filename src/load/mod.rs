@@ -18,7 +18,7 @@ use crate::explore::Failure;
 use crate::ir::workload::Arrival;
 use crate::ir::{ColumnType, Flavour, Model, OpKind, Value};
 use crate::replay::statement;
-use crate::servers::{Cell, Kind, Scratch};
+use crate::servers::{Kind, Scratch};
 use crate::sim::tally::Tally;
 use crate::world::shared::Shared as Cow;
 use crate::world::{db::Db, State};
@@ -218,13 +218,7 @@ fn final_state(
     let db = m.db.as_ref().expect("a database");
     let mut tables = Vec::new();
     for t in &db.tables {
-        let cols: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
-        let sql = format!(
-            "SELECT {} FROM {} ORDER BY {}",
-            cols.join(", "),
-            t.name,
-            t.columns[t.pk].name
-        );
+        let sql = statement::select_all(t);
         let out = scratch.execute(&sql)?;
         if let Some(e) = out.error {
             return Err(format!("reading the final rows, `{sql}`: {e}"));
@@ -233,7 +227,7 @@ fn final_state(
             .rows
             .unwrap_or_default()
             .into_iter()
-            .map(|r| r.into_iter().map(|c| cell_value(m, c)).collect())
+            .map(|r| r.into_iter().map(|c| client::value(m, &sql, c)).collect())
             .collect::<Result<Vec<Vec<Value>>, String>>()?;
         tables.push((t.pk, rows));
     }
@@ -246,21 +240,6 @@ fn final_state(
         }
     }
     Ok(s)
-}
-
-fn cell_value(m: &Model, c: Cell) -> Result<Value, String> {
-    Ok(match c {
-        Cell::Null => Value::Nil,
-        Cell::Int(v) => Value::Int(v),
-        Cell::Text(t) => match m.symbols.iter().position(|s| *s == t) {
-            Some(i) => Value::Str(crate::ir::value::Sym(i as u32)),
-            None => {
-                return Err(format!(
-                    "a final row holds {t:?}, a value the model never names"
-                ))
-            }
-        },
-    })
 }
 
 fn notes(m: &Model, kind: Kind, mariadb: bool, clients: usize) -> Vec<String> {

@@ -492,13 +492,7 @@ impl<'m> Driver<'m> {
                     want.push(vals.iter().map(|&v| compare::cell(self.m, v)).collect());
                 }
             }
-            let cols: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
-            let sql = format!(
-                "SELECT {} FROM {} ORDER BY {}",
-                cols.join(", "),
-                table.name,
-                table.columns[table.pk].name
-            );
+            let sql = statement::select_all(table);
             let out = self.scratch.as_mut().expect("a database").execute(&sql)?;
             let got = out.rows.clone().unwrap_or_default();
             let key = |rows: &[Vec<Cell>]| {

@@ -170,3 +170,14 @@ pub fn schema(m: &Model, t: &Table, flavour: Flavour) -> Vec<String> {
     }
     out
 }
+
+/// Every row of table `t`, every column, in primary-key order: the final rows read back.
+pub fn select_all(t: &Table) -> String {
+    let cols: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+    format!(
+        "SELECT {} FROM {} ORDER BY {}",
+        cols.join(", "),
+        t.name,
+        t.columns[t.pk].name
+    )
+}

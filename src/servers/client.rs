@@ -56,21 +56,14 @@ impl Watcher {
                     "SELECT pid FROM pg_stat_activity \
                      WHERE wait_event_type = 'Lock' AND datname = current_database()",
                 )?;
-                Ok(ints(&out).into_iter().map(|(_, v)| v as u64).collect())
+                Ok(ints(&out).into_iter().map(|v| v as u64).collect())
             }
-            Kind::Mysql => {
-                let out = self.conn.run_ok("SHOW ENGINE INNODB STATUS")?;
-                let text = out
-                    .rows
-                    .iter()
-                    .flatten()
-                    .find_map(|row| match row.get(2) {
-                        Some(Cell::Text(text)) => Some(text.clone()),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                Ok(super::mysql::innodb_lock_waiters(&text))
-            }
+            Kind::Mysql => match &mut self.conn {
+                Conn::Mysql(conn) => Ok(super::mysql::innodb_lock_waiters(
+                    &super::mysql::innodb_status(conn)?,
+                )),
+                Conn::Postgres(_) => Err("a MySQL watcher on a PostgreSQL connection".into()),
+            },
         }
     }
 
@@ -127,14 +120,13 @@ impl Watcher {
     }
 }
 
-/// The integer first column of every row, with the row's index.
-fn ints(out: &Outcome) -> Vec<(usize, i64)> {
+/// The integer first column of every row.
+fn ints(out: &Outcome) -> Vec<i64> {
     out.rows
         .iter()
         .flatten()
-        .enumerate()
-        .filter_map(|(i, r)| match r.first() {
-            Some(Cell::Int(v)) => Some((i, *v)),
+        .filter_map(|r| match r.first() {
+            Some(Cell::Int(v)) => Some(*v),
             _ => None,
         })
         .collect()

@@ -113,20 +113,7 @@ fn ok(conn: &mut Conn, sql: &str) -> Result<(), String> {
 /// only after 100 ms in which no one has read it, so polling it every few milliseconds would
 /// read the same stale copy for ever.
 pub(super) fn waits(conn: &mut Conn, id: u64) -> Result<bool, String> {
-    let status = run(conn, "SHOW ENGINE INNODB STATUS")?;
-    if let Some(error) = status.error {
-        return Err(format!("SHOW ENGINE INNODB STATUS: {error}"));
-    }
-    let text = status
-        .rows
-        .iter()
-        .flatten()
-        .find_map(|row| match row.get(2) {
-            Some(Cell::Text(text)) => Some(text.as_str()),
-            _ => None,
-        })
-        .unwrap_or_default();
-    if innodb_lock_wait(text, id) {
+    if innodb_lock_wait(&innodb_status(conn)?, id) {
         return Ok(true);
     }
     let sql = format!(
@@ -134,6 +121,23 @@ pub(super) fn waits(conn: &mut Conn, id: u64) -> Result<bool, String> {
          WHERE ID = {id} AND STATE LIKE 'Waiting for % lock'"
     );
     Ok(scalar(conn, &sql)? != Some(Cell::Int(0)))
+}
+
+/// The text of `SHOW ENGINE INNODB STATUS` (its `Status` column).
+pub(super) fn innodb_status(conn: &mut Conn) -> Result<String, String> {
+    let status = run(conn, "SHOW ENGINE INNODB STATUS")?;
+    if let Some(error) = status.error {
+        return Err(format!("SHOW ENGINE INNODB STATUS: {error}"));
+    }
+    Ok(status
+        .rows
+        .into_iter()
+        .flatten()
+        .find_map(|row| match row.into_iter().nth(2) {
+            Some(Cell::Text(text)) => Some(text),
+            _ => None,
+        })
+        .unwrap_or_default())
 }
 
 /// The connection ids of every transaction the InnoDB status `text` lists as waiting for a

@@ -29,6 +29,9 @@ pub struct Trace {
     pub waits: Vec<Edge>,
     #[doc(hidden)]
     pub cycle: Option<Vec<Edge>>,
+    /// The state the trace starts from.
+    #[doc(hidden)]
+    pub start: State,
     /// The state the trace ends in.
     #[doc(hidden)]
     pub end: State,
@@ -49,6 +52,10 @@ pub struct Step {
     /// After the step, every Redis key whose value names a process (a lock and its holder),
     /// on each server's primary: (server, key, holder).
     pub holders: Vec<(u16, crate::ir::value::Sym, Pid)>,
+    /// The state after the step (the one before it is the previous step's, or
+    /// [`Trace::start`]): what renderers show as the world at this step.
+    #[doc(hidden)]
+    pub after: State,
 }
 
 /// Replaying a path failed: the path does not fit the model (a bug, or a stale token).
@@ -76,7 +83,8 @@ impl std::error::Error for ReplayError {}
 /// # Errors
 /// [`ReplayError`] when a choice of the path is not enabled where it is taken.
 pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Trace, ReplayError> {
-    let mut s = State::initial(m);
+    let start = State::initial(m);
+    let mut s = start.clone();
     let mut steps = Vec::with_capacity(path.len());
     let mut time = 0u64;
     for (i, &choice) in path.iter().enumerate() {
@@ -96,6 +104,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
             events: rec.events,
             time,
             holders,
+            after: next.clone(),
         });
         s = next;
     }
@@ -105,6 +114,7 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
         failure,
         waits,
         cycle,
+        start,
         end: s,
         loop_start: None,
         causes: Vec::new(),
@@ -140,6 +150,14 @@ fn deadlock_waits(m: &Model, s: &State, failure: Option<Failure>) -> (Vec<Edge>,
 }
 
 impl Trace {
+    /// The state before step `i` (0-based).
+    #[must_use]
+    #[doc(hidden)]
+    pub fn before(&self, i: usize) -> &State {
+        i.checked_sub(1)
+            .map_or(&self.start, |k| &self.steps[k].after)
+    }
+
     /// Whether every process has finished at its end.
     #[must_use]
     pub fn ends_finished(&self) -> bool {

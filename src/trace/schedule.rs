@@ -173,6 +173,7 @@ impl<'m> Driver<'m> {
             failure,
             waits,
             cycle,
+            start: State::initial(self.m),
             end: self.state.clone(),
             loop_start: None,
             causes: self.causes.clone(),
@@ -276,6 +277,7 @@ impl<'m> Driver<'m> {
             events: rec.events,
             time: self.time,
             holders: holders(self.m, &next),
+            after: next.clone(),
         });
         self.causes.push(cause);
         self.state = next;

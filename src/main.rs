@@ -80,6 +80,11 @@ enum Command {
         /// Print only the summary table.
         #[arg(long, short)]
         quiet: bool,
+        /// Print every step of a counterexample on a row of its own (by default, runs of
+        /// steps that change nothing, and one command sent to server after server, share a
+        /// row).
+        #[arg(long)]
+        full: bool,
         /// After each verdict, print what the search covered: each statement with the times
         /// it ran and the states it ran from, each `if` with how often it went each way (the
         /// step memo is off, so that the counts are exact).
@@ -421,6 +426,7 @@ fn main() -> ExitCode {
             paths,
             format,
             quiet,
+            full,
             coverage,
             path,
             max_states,
@@ -453,6 +459,7 @@ fn main() -> ExitCode {
                 format,
                 quiet,
                 coverage,
+                full,
                 default_memory: search.max_memory.is_none() && opts.max_memory.is_some(),
             };
             check(&paths, &show, opts, &db, &watch)
@@ -729,6 +736,8 @@ struct Show {
     quiet: bool,
     /// `--coverage`: the table of what each search covered.
     coverage: bool,
+    /// `--full`: one row per step in every trace.
+    full: bool,
     /// The memory limit is the default one (a verdict it ends says how to lift it).
     default_memory: bool,
 }
@@ -778,7 +787,7 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
                     let alone = files.len() == 1 && !several;
                     let notable = v.trace.is_some() || !v.met() || !v.warnings.is_empty();
                     if format == Format::Text && !quiet && (alone || notable || show.coverage) {
-                        outln!("{label}: {}\n{}", v.model.name(), v.render());
+                        outln!("{label}: {}\n{}", v.model.name(), v.render_with(show.full));
                         if show.coverage {
                             outln!("{}", v.coverage_table());
                         }

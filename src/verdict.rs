@@ -113,6 +113,12 @@ impl Verdict {
     /// The verdict line, the trace (if any) and the expectation line.
     #[must_use]
     pub fn render(&self) -> String {
+        self.render_with(false)
+    }
+
+    /// As [`Verdict::render`]; `full` prints one row per step of the trace (no folding).
+    #[must_use]
+    pub fn render_with(&self, full: bool) -> String {
         let m = self.model.ir();
         let mut out = String::new();
         let st = self.stats;
@@ -163,7 +169,7 @@ impl Verdict {
                 out.push_str(&wrap(&format!("({counts})"), "  ", "   "));
                 out.push('\n');
                 if n > 0 {
-                    out.push_str(&trace::text::render(m, t));
+                    out.push_str(&trace::text::render_with(m, t, full));
                     out.push_str(&replay_line(m, t));
                 }
                 if let Failure::Unevaluable(i) = failure {
@@ -292,7 +298,7 @@ pub fn replay_line(m: &Model, t: &Trace) -> String {
 pub fn replay_line_with(m: &Model, t: &Trace, options: &str) -> String {
     let file = format!("{}{options}", shell_word(&m.origin));
     // Steps are kept whole (`tick 200ms` on one line); the quotes hug the first and last.
-    let mut units = trace::token::steps(m, t);
+    let mut units = trace::token::compact(trace::token::steps(m, t));
     if units.is_empty() {
         units.push(String::new());
     }

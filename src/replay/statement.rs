@@ -7,38 +7,12 @@ use crate::ir::{ColumnType, Flavour, Isolation, Model, Pid, SqlStmt, Table, Valu
 /// process's local had when the statement ran.
 pub fn text(m: &Model, pid: Pid, stmt: &SqlStmt, locals: &[Value]) -> String {
     let written = crate::trace::describe::sql_text(stmt);
-    let names = &m.program(pid).locals;
-    let mut out = String::with_capacity(written.len());
-    let mut rest = written;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let len = after
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(after.len());
-        let name = &after[..len];
-        match names.iter().position(|n| n == name) {
-            Some(i) => out.push_str(&literal(m, locals.get(i).copied().unwrap_or(Value::Nil))),
-            None => {
-                out.push('$');
-                out.push_str(name);
-            }
-        }
-        rest = &after[len..];
-    }
-    out.push_str(rest);
-    out
+    crate::trace::describe::with_locals(m, pid, written, locals, literal)
 }
 
 /// A value as a SQL literal.
 pub fn literal(m: &Model, v: Value) -> String {
-    match v {
-        Value::Nil => "NULL".into(),
-        Value::Int(i) => i.to_string(),
-        Value::Bool(b) => if b { "TRUE" } else { "FALSE" }.into(),
-        Value::Str(s) => format!("'{}'", m.symbol(s).replace('\'', "''")),
-        Value::Pid(p) => format!("'{}'", m.process_name(p)),
-    }
+    crate::trace::describe::literal(m, v)
 }
 
 /// The statements a BEGIN is on this flavour (MySQL names the level before it starts).

@@ -11,18 +11,56 @@ use crate::ir::value::{Pid, Value};
 pub struct Described {
     /// The acting process; `None` for the environment (time, faults).
     pub actor: Option<Pid>,
-    pub doing: String,
-    pub world: String,
+    /// The model line of its visible operation (none for time and faults).
+    pub line: Option<usize>,
+    /// What it did, phrase by phrase (`SET lock 1 NX PX 1000 → 'OK'`, `work 100ms`).
+    pub doing: Vec<String>,
+    /// What changed in the world, phrase by phrase (`sku#1 stock=4`, `⌛ lock expired`).
+    pub world: Vec<String>,
+    /// What needs a line of its own under the step: a deadlock's cycle, victim and reason.
+    pub wide: Vec<String>,
+    /// Whether nothing a reader follows changed: no world change, no fault, no wait, no
+    /// lock taken or given, no write, no end (a failed `SET NX`, a read, a sleep, time).
+    pub quiet: bool,
 }
 
+impl Described {
+    /// What it did, in one phrase.
+    #[must_use]
+    pub fn doing_text(&self) -> String {
+        self.doing.join("; ")
+    }
+
+    /// What changed, in one phrase (with the lines of their own).
+    #[must_use]
+    pub fn world_text(&self) -> String {
+        let all: Vec<&str> = self.world.iter().chain(&self.wide).map(String::as_str).collect();
+        all.join(", ")
+    }
+}
+
+/// The step in words.
 pub fn describe(m: &Model, step: &Step) -> Described {
     let actor = step.choice.actor();
+    let mut line = None;
     let mut doing: Vec<String> = Vec::new();
     let mut world: Vec<String> = Vec::new();
+    let mut wide: Vec<String> = Vec::new();
     for e in &step.events {
         match e {
-            Event::At { .. } | Event::Woke { .. } => {}
-            Event::Sql { stmt, reply, .. } => doing.push(sql(stmt, reply, m)),
+            Event::At { span } => line = Some(m.line_of(*span)),
+            Event::Woke { .. } => {}
+            Event::Sql {
+                stmt,
+                reply,
+                locals,
+            } => {
+                let text = actor.map_or_else(
+                    || sql_text(stmt).to_string(),
+                    |p| with_locals(m, p, sql_text(stmt), locals, literal),
+                );
+                doing.push(sql(&text, reply, m));
+            }
             Event::Redis {
                 server,
                 cmd,
@@ -56,11 +94,11 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 doing.push(format!("{verb} {len}"));
             }
             Event::ReplyLost { pid } => doing.push(format!(
-                "✗ the reply misses {}'s timeout → 'TIMEOUT'",
+                "⚡ the reply misses {}'s timeout → 'TIMEOUT'",
                 m.process_name(*pid)
             )),
             Event::Drift { pid, by } => doing.push(format!(
-                "✗ {}'s clock drifts {}{}",
+                "⚡ {}'s clock drifts {}{}",
                 m.process_name(*pid),
                 if *by >= 0 { "+" } else { "-" },
                 ms(m, u64::from(by.unsigned_abs()))
@@ -80,9 +118,9 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 doing.push(format!("return '{}'", m.symbol(*o)));
             }
             Event::Uncaught { code } => {
-                doing.push(format!("✗ fails: uncaught ERROR {}", m.symbol(*code)));
+                doing.push(format!("fails: uncaught ERROR {}", m.symbol(*code)));
             }
-            Event::Failed(e) => doing.push(format!("✗ runtime error: {}", e.message())),
+            Event::Failed(e) => doing.push(format!("runtime error: {}", e.message())),
             Event::RowCommitted { table, key, values } => {
                 world.push(row_values(m, *table, *key, values.as_deref()));
             }
@@ -141,7 +179,7 @@ pub fn describe(m: &Model, step: &Step) -> Described {
             }),
             Event::Paused { pid, paused: true } => {
                 doing.push(format!(
-                    "⏸ {} pauses (stop-the-world)",
+                    "⚡ {} pauses (stop-the-world)",
                     m.process_name(*pid)
                 ));
             }
@@ -150,7 +188,7 @@ pub fn describe(m: &Model, step: &Step) -> Described {
             }
             Event::Hung { pid } => {
                 doing.push(format!(
-                    "✗ {} hangs (connections stay open)",
+                    "⚡ {} hangs (connections stay open)",
                     m.process_name(*pid)
                 ));
             }
@@ -160,12 +198,12 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 m.symbol(*key)
             )),
             Event::ClockJump { server, by } => doing.push(format!(
-                "✗ {}'s clock jumps {} forward",
+                "⚡ {}'s clock jumps {} forward",
                 m.redis[*server as usize].name,
                 ms(m, u64::from(*by))
             )),
             Event::Failover { server, promoted } => doing.push(format!(
-                "✗ {}'s primary fails; Sentinel promotes {}",
+                "⚡ {}'s primary fails; Sentinel promotes {}",
                 m.redis[*server as usize].name,
                 node_name(m, *promoted)
             )),
@@ -198,10 +236,11 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                         )
                     })
                     .collect();
-                world.push(format!(
-                    "deadlock: {}; victim: {}",
+                wide.push(format!(
+                    "deadlock: {}; victim: {} ({})",
                     waits.join("; "),
-                    m.process_name(*victim)
+                    m.process_name(*victim),
+                    victim_reason(m, step, *victim)
                 ));
             }
             Event::Interrupted { pid, code } => world.push(format!(
@@ -209,7 +248,7 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 m.process_name(*pid),
                 m.symbol(*code)
             )),
-            Event::Crashed { pid } => doing.push(format!("✗ {} crashes", m.process_name(*pid))),
+            Event::Crashed { pid } => doing.push(format!("⚡ {} crashes", m.process_name(*pid))),
         }
     }
     match step.choice {
@@ -225,10 +264,89 @@ pub fn describe(m: &Model, step: &Step) -> Described {
         }
         _ => {}
     }
+    let quiet = world.is_empty() && step.events.iter().all(is_quiet);
     Described {
         actor,
-        doing: doing.join("; "),
-        world: world.join(", "),
+        line,
+        doing,
+        world,
+        wide,
+        quiet,
+    }
+}
+
+/// Whether an event changes nothing a reader follows (with no world phrase besides).
+fn is_quiet(e: &Event) -> bool {
+    match e {
+        Event::At { .. } | Event::Woke { .. } | Event::Delay { .. } | Event::TimePasses { .. } => {
+            true
+        }
+        Event::Redis { cmd, .. } => !matches!(cmd, RedisCmd::Wait { .. }),
+        Event::Sql { stmt, reply, .. } => {
+            matches!(stmt, SqlStmt::Select { lock: None, .. })
+                && !matches!(reply, Reply::Error(_))
+        }
+        _ => false,
+    }
+}
+
+/// Why the engine rolled back this member of a wait-for cycle.
+fn victim_reason(m: &Model, step: &Step, victim: Pid) -> String {
+    let flavour = m.db.as_ref().map(|d| d.flavour);
+    match (flavour, step.choice) {
+        (Some(crate::ir::Flavour::Postgres), Choice::Check(p)) if p == victim => {
+            "PostgreSQL: its deadlock_timeout ended first, and the waiter whose check finds \
+             the cycle aborts itself, PG-28"
+                .into()
+        }
+        (Some(crate::ir::Flavour::Postgres), _) => {
+            "PostgreSQL: the waiter whose check finds the cycle aborts itself, PG-28".into()
+        }
+        _ => "InnoDB rolls back the lighter transaction: fewer rows changed and locked, MY-20"
+            .into(),
+    }
+}
+
+/// A statement's text with each `$name` the value the process's local had when it ran,
+/// written by `show` (a SQL literal for a server; the trace's own words for a reader).
+pub(crate) fn with_locals(
+    m: &Model,
+    pid: Pid,
+    written: &str,
+    locals: &[Value],
+    show: fn(&Model, Value) -> String,
+) -> String {
+    let names = &m.program(pid).locals;
+    let mut out = String::with_capacity(written.len());
+    let mut rest = written;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..len];
+        match names.iter().position(|n| n == name) {
+            Some(i) if i < locals.len() => out.push_str(&show(m, locals[i])),
+            _ => {
+                out.push('$');
+                out.push_str(name);
+            }
+        }
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A value as a SQL literal.
+pub(crate) fn literal(m: &Model, v: Value) -> String {
+    match v {
+        Value::Nil => "NULL".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => if b { "TRUE" } else { "FALSE" }.into(),
+        Value::Str(s) => format!("'{}'", m.symbol(s).replace('\'', "''")),
+        Value::Pid(p) => format!("'{}'", m.process_name(p)),
     }
 }
 
@@ -245,8 +363,7 @@ pub(crate) fn sql_text(stmt: &SqlStmt) -> &str {
     }
 }
 
-fn sql(stmt: &SqlStmt, reply: &Reply, m: &Model) -> String {
-    let text = sql_text(stmt);
+fn sql(text: &str, reply: &Reply, m: &Model) -> String {
     match reply {
         Reply::None => text.to_string(),
         Reply::Tag(tag) => format!("{text} → {tag}"),
@@ -374,7 +491,7 @@ fn on(m: &Model, server: u16) -> String {
 }
 
 /// `n1:` before a key, when the model has several servers.
-fn at(m: &Model, server: u16) -> String {
+pub(super) fn at(m: &Model, server: u16) -> String {
     if m.redis.len() > 1 {
         format!("{}:", m.redis[server as usize].name)
     } else {

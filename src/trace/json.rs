@@ -15,15 +15,26 @@ use serde_json::{json, Map, Value as Json};
 /// The trace: its failure, replay token, steps, and for a deadlock the waits at its end.
 #[must_use]
 pub fn render(m: &Model, t: &Trace) -> Json {
+    let held = super::holders::after_each(m, t);
+    let notes = super::belief::notes(m, t);
     let steps: Vec<Json> = t
         .steps
         .iter()
         .enumerate()
-        .map(|(i, s)| step(m, i, s, t.causes.get(i).copied()))
+        .map(|(i, s)| {
+            let mut j = step(m, i, s, t.causes.get(i).copied());
+            j["beliefs"] = json!(super::belief::words(m, &notes.shown[i]));
+            j["held"] = json!(held[i]
+                .iter()
+                .map(|h| json!({"what": h.what, "by": m.process_name(h.who)}))
+                .collect::<Vec<_>>());
+            j
+        })
         .collect();
     let edges = |es: &[Edge]| -> Vec<Json> { es.iter().map(|e| edge(m, e)).collect() };
     json!({
         "failure": t.failure.map(|f| f.name(m)),
+        "summary": super::summary::lines(m, t, &held, &notes),
         "replay": token::render(m, t),
         "steps": steps,
         "context_switches": t.context_switches(),
@@ -53,8 +64,8 @@ fn step(m: &Model, i: usize, s: &Step, cause: Option<Cause>) -> Json {
         "actor": d.actor.map(|p| m.process_name(p)),
         "line": at.map(|span| m.line_of(span)),
         "time_ms": s.time * m.tick_ms,
-        "did": d.doing,
-        "world": d.world,
+        "did": d.doing_text(),
+        "world": d.world_text(),
         "events": s.events.iter().filter_map(|e| event(m, d.actor, e)).collect::<Vec<_>>(),
     });
     if let Some(cause) = cause {

@@ -1,9 +1,14 @@
 //! Counterexamples as data: the path replayed step by step with what each step did.
 //! Renderers (`text`, `json`) are separate and only read a [`Trace`].
 
+pub mod belief;
 pub(crate) mod describe;
+pub(crate) mod holders;
 pub mod json;
+pub mod rows;
 pub mod schedule;
+pub(crate) mod series;
+pub mod summary;
 pub mod text;
 pub mod token;
 
@@ -186,6 +191,12 @@ impl Trace {
     #[must_use]
     pub fn text(&self, m: &crate::Model) -> String {
         text::render(m.ir(), self)
+    }
+
+    /// The text trace with one row per step (`check --full`).
+    #[must_use]
+    pub fn text_full(&self, m: &crate::Model) -> String {
+        text::render_with(m.ir(), self, true)
     }
 
     /// The trace as JSON data (docs/json.md).

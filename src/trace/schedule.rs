@@ -472,7 +472,7 @@ pub fn judge(m: &Model, t: &Trace, claim: &Claim) -> Result<(), String> {
     let did: Vec<String> = steps
         .iter()
         .filter(|&&i| t.steps[i].choice.concerns() == Some(pid))
-        .map(|&i| super::describe::describe(m, &t.steps[i]).doing)
+        .map(|&i| super::describe::describe(m, &t.steps[i]).doing_text())
         .filter(|d| !d.is_empty())
         .collect();
     Err(if did.is_empty() {

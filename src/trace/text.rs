@@ -1,7 +1,10 @@
 //! The trace as a timeline a person reads: one row per step, at most 100 columns.
 
-use super::describe::{describe, wait_name};
-use super::Trace;
+use super::describe::wait_name;
+use super::holders::{self, Held};
+use super::rows::{self, Row};
+use super::{belief, summary, Trace};
+use crate::ir::value::Pid;
 use crate::explore::Failure;
 use crate::ir::Model;
 use crate::world::process::Status;
@@ -11,70 +14,147 @@ pub const WIDTH: usize = 100;
 const WORLD: usize = 30;
 const MIN_PROCESS: usize = 26;
 
-/// Renders the steps as a table: a column per process when they fit, else one row per step
-/// with the actor named.
+/// Renders the trace: the summary, then the steps as a table (a column per process when
+/// they fit, else one row per step with the actor named), quiet runs folded.
 #[must_use]
 pub fn render(m: &Model, t: &Trace) -> String {
+    render_with(m, t, false)
+}
+
+/// As [`render`]; `full` keeps one row per step.
+#[must_use]
+pub fn render_with(m: &Model, t: &Trace, full: bool) -> String {
+    let held = holders::after_each(m, t);
+    let notes = belief::notes(m, t);
+    let rows = rows::rows(m, t, &notes.shown, full);
+    let mut out = String::new();
+    for line in summary::lines(m, t, &held, &notes) {
+        out.push_str(&indented(&line, "  ", "    "));
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
     let n = m.processes.len();
-    let per_process = (WIDTH - 2 - WORLD).saturating_sub(2 * n) / n.max(1);
-    let mut out = if per_process >= MIN_PROCESS {
-        columns(m, t, per_process)
+    let number_w = rows.iter().map(|r| label(t, r).chars().count()).max().unwrap_or(1).max(2);
+    let per_process = (WIDTH - number_w - WORLD).saturating_sub(2 * n) / n.max(1);
+    let table = Table { m, t, held: &held, number_w };
+    out.push_str(&if per_process >= MIN_PROCESS {
+        table.columns(&rows, per_process)
     } else {
-        list(m, t)
-    };
+        table.list(&rows)
+    });
     out.push_str(&ending(m, t));
     out
 }
 
-fn columns(m: &Model, t: &Trace, w: usize) -> String {
-    let n = m.processes.len();
-    let mut widths = vec![2];
-    widths.extend(std::iter::repeat_n(w, n));
-    widths.push(WIDTH - 2 - (w + 2) * n - 2);
-    let mut head = vec!["#".to_string()];
-    head.extend((0..n).map(|p| m.process_name(crate::ir::value::Pid(p as u16))));
-    head.push("world".into());
-    let mut out = grid_row(&widths, &head);
-    for (i, step) in t.steps.iter().enumerate() {
-        let d = describe(m, step);
-        let mut cells = vec![number(t, i)];
-        cells.extend(std::iter::repeat_n(String::new(), n));
-        let mut world = d.world;
-        match d.actor {
-            Some(p) => cells[1 + p.index()] = d.doing,
-            None => world = join(&d.doing, &world),
-        }
-        cells.push(mark(m, t, i, world));
-        out.push_str(&loop_marker(t, i));
-        out.push_str(&grid_row(&widths, &cells));
-    }
-    out
+/// What the table's rows are drawn from.
+struct Table<'a> {
+    m: &'a Model,
+    t: &'a Trace,
+    held: &'a [Vec<Held>],
+    number_w: usize,
 }
 
-fn list(m: &Model, t: &Trace) -> String {
-    let name_w = (0..m.processes.len())
-        .map(|p| m.process_name(crate::ir::value::Pid(p as u16)).len())
-        .max()
-        .unwrap_or(3)
-        .max(3);
-    let doing_w = (WIDTH - 3 - name_w - 4) * 3 / 5;
-    let widths = [3, name_w, doing_w, WIDTH - 3 - name_w - doing_w - 6];
-    let mut out = grid_row(
-        &widths,
-        &[" #".into(), "who".into(), "step".into(), "world".into()],
-    );
-    for (i, step) in t.steps.iter().enumerate() {
-        let d = describe(m, step);
-        let who = d
-            .actor
-            .map_or_else(|| "env".to_string(), |p| m.process_name(p));
-        let cells = [
-            format!("{:>2}", number(t, i)),
-            who,
-            d.doing,
-            mark(m, t, i, d.world),
+impl Table<'_> {
+    fn columns(&self, rows: &[Row], w: usize) -> String {
+        let (m, t) = (self.m, self.t);
+        let n = m.processes.len();
+        let mut widths = vec![self.number_w];
+        widths.extend(std::iter::repeat_n(w, n));
+        widths.push(WIDTH - self.number_w - (w + 2) * n - 2);
+        let mut head = vec!["#".to_string()];
+        head.extend((0..n).map(|p| m.process_name(Pid(p as u16))));
+        head.push("world".into());
+        let mut out = grid_row(&widths, &head);
+        for (k, r) in rows.iter().enumerate() {
+            let mut cells = vec![label(t, r)];
+            cells.extend(std::iter::repeat_n(String::new(), n));
+            let mut world = r.world.clone();
+            match r.actor {
+                Some(p) => cells[1 + p.index()] = doing(r),
+                None => world = join(&r.doing, &world),
+            }
+            cells.push(mark(m, t, r, world));
+            out.push_str(&loop_marker(t, r.first));
+            out.push_str(&grid_row(&widths, &cells));
+            out.push_str(&self.after(rows, k));
+        }
+        out
+    }
+
+    fn list(&self, rows: &[Row]) -> String {
+        let (m, t) = (self.m, self.t);
+        let name_w = (0..m.processes.len())
+            .map(|p| m.process_name(Pid(p as u16)).chars().count())
+            .max()
+            .unwrap_or(3)
+            .max(3);
+        let doing_w = (WIDTH - self.number_w - name_w - 6) * 3 / 5;
+        let widths = [
+            self.number_w,
+            name_w,
+            doing_w,
+            WIDTH - self.number_w - name_w - doing_w - 6,
         ];
-        out.push_str(&grid_row(&widths, &cells));
+        let head = ["#".into(), "who".into(), "step".into(), "world".into()];
+        let mut out = grid_row(&widths, &head);
+        for (k, r) in rows.iter().enumerate() {
+            let who = r.actor.map_or_else(|| "env".to_string(), |p| m.process_name(p));
+            let cells = [label(t, r), who, doing(r), mark(m, t, r, r.world.clone())];
+            out.push_str(&loop_marker(t, r.first));
+            out.push_str(&grid_row(&widths, &cells));
+            out.push_str(&self.after(rows, k));
+        }
+        out
+    }
+
+    /// The lines under row `k`: its false beliefs, then who holds what when that changed.
+    fn after(&self, rows: &[Row], k: usize) -> String {
+        let (m, r) = (self.m, &rows[k]);
+        let pad = " ".repeat(self.number_w + 2);
+        let mut out = String::new();
+        for line in &r.wide {
+            out.push_str(&indented(&format!("↯ {line}"), &pad, &format!("{pad}  ")));
+        }
+        for note in belief::words(m, &r.notes) {
+            out.push_str(&indented(&format!("⚠ {note}"), &pad, &format!("{pad}  ")));
+        }
+        let was: &[Held] = k.checked_sub(1).map_or(&[], |j| &self.held[rows[j].last]);
+        let now = &self.held[r.last];
+        if now != was {
+            let time = super::describe::ms(m, self.t.steps[r.last].time);
+            let line = format!("⏱ {time} · {}", holders::words(now, m));
+            out.push_str(&indented(&line, &pad, &format!("{pad}  ")));
+        }
+        out
+    }
+}
+
+/// A row's number: `6`, or `6–15` for folded steps (see [`number`]).
+fn label(t: &Trace, r: &Row) -> String {
+    if r.first == r.last {
+        number(t, r.first)
+    } else {
+        format!("{}–{}", r.first + 1, r.last + 1)
+    }
+}
+
+/// What the row's actor did, after the model line it is written on.
+fn doing(r: &Row) -> String {
+    match &r.lines {
+        Some(l) => format!("{l} {}", r.doing),
+        None => r.doing.clone(),
+    }
+}
+
+/// `text` wrapped to the table's width, the first line after `first`, the rest after `rest`.
+fn indented(text: &str, first: &str, rest: &str) -> String {
+    let w = WIDTH - rest.chars().count();
+    let mut out = String::new();
+    for (i, line) in wrap(text, w).into_iter().enumerate() {
+        out.push_str(if i == 0 { first } else { rest });
+        out.push_str(&line);
+        out.push('\n');
     }
     out
 }
@@ -89,50 +169,9 @@ pub(crate) fn number(t: &Trace, i: usize) -> String {
     }
 }
 
-/// Where a model has Redis, every step starts its world cell with the time and who holds
-/// which lock, so expiry and takeover can be followed step by step.
-fn status_line(m: &Model, t: &Trace, i: usize, world: &str) -> String {
-    if m.redis.is_empty() {
-        return world.to_string();
-    }
-    let step = &t.steps[i];
-    // Group the servers per (key, holder): `lock@n1,n2=client[0]`.
-    let mut groups: Vec<(crate::ir::value::Sym, crate::ir::value::Pid, Vec<u16>)> =
-        Vec::new();
-    for &(server, key, p) in &step.holders {
-        match groups.iter_mut().find(|(k, h, _)| *k == key && *h == p) {
-            Some((_, _, servers)) => servers.push(server),
-            None => groups.push((key, p, vec![server])),
-        }
-    }
-    let locks: Vec<String> = groups
-        .iter()
-        .map(|(key, p, servers)| {
-            let at = if m.redis.len() > 1 {
-                let names: Vec<&str> = servers
-                    .iter()
-                    .map(|&s| m.redis[s as usize].name.as_str())
-                    .collect();
-                format!("@{}", names.join(","))
-            } else {
-                String::new()
-            };
-            format!("{}{at}={}", m.symbol(*key), m.process_name(*p))
-        })
-        .collect();
-    let holders = if locks.is_empty() {
-        "no holder".to_string()
-    } else {
-        locks.join(" ")
-    };
-    let head = format!("[{} {holders}]", super::describe::ms(m, step.time));
-    join(&head, world)
-}
-
-/// Marks the last step with the property it breaks.
-fn mark(m: &Model, t: &Trace, i: usize, world: String) -> String {
-    let world = status_line(m, t, i, &world);
-    if i + 1 != t.steps.len() || t.loop_start.is_some() {
+/// Marks the last row with the property it breaks.
+fn mark(m: &Model, t: &Trace, r: &Row, world: String) -> String {
+    if r.last + 1 != t.steps.len() || t.loop_start.is_some() {
         return world;
     }
     match t.failure {

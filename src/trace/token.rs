@@ -43,10 +43,65 @@ impl std::fmt::Display for TokenError {
 
 impl std::error::Error for TokenError {}
 
-/// The token of a trace's path.
+/// The token of a trace's path, a step repeated in a row written once with its count.
 #[must_use]
 pub fn render(m: &Model, t: &Trace) -> String {
-    steps(m, t).join(" ")
+    compact(steps(m, t)).join(" ")
+}
+
+/// The most times `*N` may repeat a step: a token names a path, never a search.
+pub const MOST_REPEATS: usize = 100_000;
+
+/// Runs of one step written once with their count: `client[1]*10`, `tick 200ms*3`.
+#[must_use]
+pub fn compact(steps: Vec<String>) -> Vec<String> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for s in steps {
+        match out.last_mut() {
+            Some((last, n)) if *last == s && s != "loop" => *n += 1,
+            _ => out.push((s, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(s, n)| if n == 1 { s } else { format!("{s}*{n}") })
+        .collect()
+}
+
+/// A token's words with every `STEP*N` written out `N` times (`tick 200ms*3` is three
+/// ticks), or why not.
+fn expand(token: &str) -> Result<Vec<&str>, TokenError> {
+    let words: Vec<&str> = token.split_whitespace().collect();
+    let mut out = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        let Some((base, count)) = w.rsplit_once('*') else {
+            out.push(*w);
+            continue;
+        };
+        let n: usize = match count.parse() {
+            Ok(n) if (1..=MOST_REPEATS).contains(&n) && !base.is_empty() => n,
+            _ => {
+                return Err(TokenError {
+                    step: out.len() + 1,
+                    message: format!("`{w}` is not a step repeated a number of times"),
+                    hint: Some(format!(
+                        "write `STEP*N` with N from 1 to {MOST_REPEATS}: `client[1]*3`, `tick 200ms*2`"
+                    )),
+                })
+            }
+        };
+        // `tick 200ms*3` repeats the pair; any other step is one word.
+        let pair = i > 0 && words[i - 1] == "tick";
+        if pair {
+            out.pop();
+        }
+        for _ in 0..n {
+            if pair {
+                out.push("tick");
+            }
+            out.push(base);
+        }
+    }
+    Ok(out)
 }
 
 /// The token's steps, one string each (`tick 100ms` is one), with `loop` before the first
@@ -160,7 +215,7 @@ fn fault_name(m: &Model, fault: u16) -> String {
 /// # Errors
 /// The first step that does not fit, with why and usually what would.
 pub fn path(m: &Model, token: &str) -> Result<Path, TokenError> {
-    let words: Vec<&str> = token.split_whitespace().collect();
+    let words = expand(token)?;
     let mut s = State::initial(m);
     let mut path = Vec::new();
     let mut looped: Option<(usize, State)> = None;

@@ -14,8 +14,12 @@ fn untimed(text: &str) -> String {
         .join("\n")
 }
 
-/// Every `$ … check FILE [--db X]` example in a document with the block that follows it.
-fn examples(doc: &str) -> Vec<(String, Option<Flavour>, String)> {
+/// An example: its file, flavour, the block printed under it and the block's lines.
+type Example = (String, Option<Flavour>, String, (usize, usize));
+
+/// Every `$ … check FILE [--db X]` example in a document with the block that follows it,
+/// and the block's lines (from, to).
+fn examples(doc: &str) -> Vec<Example> {
     let lines: Vec<&str> = doc.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
@@ -35,7 +39,7 @@ fn examples(doc: &str) -> Vec<(String, Option<Flavour>, String)> {
             .take_while(|x| !x.starts_with("```"))
             .copied()
             .collect();
-        out.push((file, db, block.join("\n")));
+        out.push((file, db, block.join("\n"), (i + 1, i + 1 + block.len())));
     }
     out
 }
@@ -46,7 +50,9 @@ fn readme_examples_match_the_checker() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let found = examples(&readme);
     assert!(found.len() >= 3, "the README shows its examples");
-    for (file, db, block) in found {
+    let bless = std::env::var_os("INTERLOCK_BLESS").is_some();
+    let mut lines: Vec<String> = readme.lines().map(str::to_string).collect();
+    for (file, db, block, (from, to)) in found.into_iter().rev() {
         // Named as the command line names it (the replay line shows the file).
         let text = std::fs::read_to_string(root.join(&file)).unwrap();
         let mut m = Model::parse(&file, &text).unwrap();
@@ -57,6 +63,18 @@ fn readme_examples_match_the_checker() {
         }
         let v = m.check();
         let printed = format!("{label}: {}\n{}", v.model.name(), v.render());
-        assert_eq!(untimed(&block), untimed(printed.trim_end()), "{file}");
+        if bless {
+            let new: Vec<String> = printed.trim_end().lines().map(str::to_string).collect();
+            lines.splice(from..to, new);
+            continue;
+        }
+        assert_eq!(
+            untimed(&block),
+            untimed(printed.trim_end()),
+            "{file} (INTERLOCK_BLESS=1 rewrites README.md)"
+        );
+    }
+    if bless {
+        std::fs::write(root.join("README.md"), lines.join("\n") + "\n").unwrap();
     }
 }

@@ -11,6 +11,7 @@ mod json;
 mod lang;
 mod load;
 mod models;
+mod reading;
 mod reductions;
 mod regressions;
 mod replay;

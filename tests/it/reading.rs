@@ -1,0 +1,124 @@
+//! The text trace as a person reads it: the summary on top, folded runs, belief against
+//! truth, marks that say what kind of thing happened, and the compact replay token.
+
+use interlock::{Model, Options};
+
+fn checked(file: &str) -> (Model, interlock::Verdict) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(file)).unwrap();
+    let m = Model::parse(file, &text).unwrap();
+    let v = m.check_with(Options::default());
+    (m, v)
+}
+
+#[test]
+fn the_redlock_pause_fits_one_screen_and_its_summary_tells_the_story() {
+    let (_, v) = checked("models/redlock/pause-after-acquire.model");
+    let text = v.render();
+    assert!(
+        text.lines().count() <= 40,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let summary: Vec<&str> = text.lines().skip(3).take_while(|l| !l.is_empty()).collect();
+    assert!((1..=6).contains(&summary.len()), "{summary:?}");
+    let said = summary.join("\n");
+    assert!(said.contains("⚡ client[0] pauses"), "{said}");
+    assert!(said.contains("⌛ lock@n1…n5 expires at 1s"), "{said}");
+    assert!(
+        said.contains("client[1] takes lock@n1…n5 at 1200ms while client[0] believes"),
+        "{said}"
+    );
+    assert!(said.contains("✗ at_most_one_inside"), "{said}");
+    assert!(
+        text.contains("⚠ client[0] believes it holds lock@n1…n5"),
+        "{text}"
+    );
+    // The fault is marked as a fault and the expiry as an expiry; only the violation is ✗.
+    let table: String = text
+        .lines()
+        .skip(3 + summary.len())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(table.matches('✗').count(), 1, "{table}");
+}
+
+#[test]
+fn folded_rows_cover_every_step_and_full_unfolds_them() {
+    let (m, v) = checked("models/redlock/pause-after-acquire.model");
+    let t = v.trace.as_ref().expect("a counterexample");
+    let folded = t.text(&m);
+    let full = t.text_full(&m);
+    let numbered = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+            .count()
+    };
+    assert_eq!(numbered(&full), t.len(), "{full}");
+    assert!(numbered(&folded) < t.len() / 2, "{folded}");
+    assert!(folded.contains("6–15 "), "{folded}");
+    assert!(folded.contains("SET lock client[1] NX"), "{folded}");
+}
+
+#[test]
+fn a_lost_update_says_the_write_rests_on_a_stale_read() {
+    let (_, v) = checked("models/no-lock/lost-update.model");
+    let text = v.render();
+    assert!(
+        text.contains(
+            "writes sku#1 believing stock=10 (read at step 1); it is stock=9 since step 3"
+        ),
+        "{text}"
+    );
+    // Locals inside SQL are shown with their values.
+    assert!(text.contains("set stock = 10 -"), "{text}");
+    assert!(
+        text.contains("L14 "),
+        "the model line of the update:\n{text}"
+    );
+}
+
+#[test]
+fn a_deadlock_names_its_victim_and_the_engines_reason() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file = "models/pessimistic/opposite-order-deadlock.model";
+    let text = std::fs::read_to_string(root.join(file)).unwrap();
+    let m = Model::parse(file, &text).unwrap();
+    let mut reasons = Vec::new();
+    for v in m.variants().unwrap() {
+        let out = v.check().render();
+        let line = out
+            .lines()
+            .find(|l| l.contains("↯ deadlock"))
+            .map(str::to_string);
+        reasons.push(line.unwrap_or_else(|| panic!("{out}")));
+        assert!(
+            out.contains("(PostgreSQL") || out.contains("(InnoDB"),
+            "{out}"
+        );
+    }
+    assert!(reasons.len() >= 2, "{reasons:?}");
+}
+
+#[test]
+fn a_compact_token_reads_back_and_a_bad_count_is_an_error() {
+    let (m, v) = checked("models/redlock/pause-after-acquire.model");
+    let t = v.trace.as_ref().expect("a counterexample");
+    let token = t.token(&m);
+    assert!(
+        token.contains("client[1]*10") && token.contains("tick 200ms*3"),
+        "{token}"
+    );
+    let again = m.trace_of(&token).expect("the token reads back");
+    assert_eq!(again.len(), t.len());
+    let long: Vec<String> = interlock::trace::token::steps(m.ir(), t);
+    assert_eq!(
+        m.trace_of(&long.join(" ")).expect("written out").len(),
+        t.len()
+    );
+    for bad in ["client[0]*0", "client[0]*x", "*3", "client[0]*100001"] {
+        let e = m.trace_of(bad).expect_err(bad).to_string();
+        assert!(e.contains("repeated a number of times"), "{bad}: {e}");
+    }
+}

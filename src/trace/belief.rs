@@ -116,6 +116,7 @@ pub fn notes(m: &Model, t: &Trace) -> Notes {
     let mut b = Beliefs::default();
     let mut shown = Vec::with_capacity(t.steps.len());
     let mut locks_after = Vec::with_capacity(t.steps.len());
+    let mut said: Vec<Note> = Vec::new();
     for (i, step) in t.steps.iter().enumerate() {
         let before = t.before(i);
         let mut here = match step.choice.actor() {
@@ -134,6 +135,9 @@ pub fn notes(m: &Model, t: &Trace) -> Notes {
             }
         }
         locks_after.push(everyone.into_iter().filter(|n| n.row.is_none()).collect());
+        // Said once: the same belief against the same truth is not repeated on later steps.
+        here.retain(|n| !said.contains(n));
+        said.extend(here.iter().cloned());
         shown.push(here);
     }
     Notes { shown, locks_after }

@@ -17,6 +17,8 @@ use crate::world::State;
 pub struct Held {
     pub what: String,
     pub who: Pid,
+    /// A row lock (a lock a database takes for a statement), not a lock the model takes.
+    pub row: bool,
 }
 
 /// Who wrote which lock token: (server, key, value, writer), newest last.
@@ -68,6 +70,7 @@ pub(crate) fn held(m: &Model, s: &State, writers: &Writers) -> Vec<Held> {
                 out.push(Held {
                     what: key_name(m, server, k.name),
                     who,
+                    row: false,
                 });
             }
         }
@@ -75,7 +78,11 @@ pub(crate) fn held(m: &Model, s: &State, writers: &Writers) -> Vec<Held> {
     for (i, l) in s.mutexes.iter().enumerate() {
         if let Some(who) = l.holder {
             let what = wait_name(m, Wait::Mutex(i as u16));
-            out.push(Held { what, who });
+            out.push(Held {
+                what,
+                who,
+                row: false,
+            });
         }
     }
     for t in 0..s.db.tables.len() as u16 {
@@ -85,6 +92,7 @@ pub(crate) fn held(m: &Model, s: &State, writers: &Writers) -> Vec<Held> {
                 out.push(Held {
                     what: row_name(m, t, row.key),
                     who,
+                    row: true,
                 });
             }
         }

@@ -71,6 +71,20 @@ fn span_of(words: &[&str]) -> String {
 /// one varying word (the same places for the whole run) into one phrase naming the words.
 #[must_use]
 pub fn merge(phrases: &[String]) -> Vec<String> {
+    merge_with(phrases, false)
+}
+
+/// As [`merge`], but phrases whose first word (their subject: `buyer[0] takes sku#1`) varies
+/// stay apart: two processes that each did something did not do it together.
+#[must_use]
+pub fn merge_keeping_subjects(phrases: &[String]) -> Vec<String> {
+    merge_with(phrases, true)
+}
+
+fn merge_with(phrases: &[String], keep_subject: bool) -> Vec<String> {
+    let varying = |a: &[&str], b: &[&str]| {
+        varying(a, b).filter(|at| !(keep_subject && at.first() == Some(&0)))
+    };
     let split: Vec<Vec<&str>> = phrases.iter().map(|p| pieces(p)).collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -139,6 +153,13 @@ mod tests {
     fn words_out_of_order_are_listed_and_repeats_counted() {
         let p = strings(&["GET k on n1", "GET k on n3", "sleep 1s", "sleep 1s", "done"]);
         assert_eq!(merge(&p), ["GET k on n1,n3", "sleep 1s ×2", "done"]);
+    }
+
+    #[test]
+    fn subjects_can_be_kept_apart() {
+        let p = strings(&["buyer[1] takes sku#1", "buyer[0] takes sku#1"]);
+        assert_eq!(merge(&p), ["buyer[1],buyer[0] takes sku#1"]);
+        assert_eq!(super::merge_keeping_subjects(&p), p);
     }
 
     #[test]

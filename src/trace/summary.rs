@@ -5,7 +5,7 @@
 use super::belief::Notes;
 use super::describe::{ms, row_name};
 use super::holders::{key_name, Held};
-use super::series::merge;
+use super::series::merge_keeping_subjects as merge;
 use super::Trace;
 use crate::exec::eval::{eval, Scope};
 use crate::exec::observe::Event;
@@ -17,7 +17,7 @@ use crate::ir::Model;
 pub const LINES: usize = 6;
 
 /// A line of the story and how much it matters (higher is kept first when there are too
-/// many): 1 a lock taken, 2 an error, 3 a fault, an expiry, an overlap, a stale write,
+/// many): 1 a lock taken (a row lock only in a deadlock's story), 2 an error, 3 a fault, an expiry, an overlap, a stale write,
 /// 4 a deadlock broken, 5 the failure.
 struct Line {
     weight: u8,
@@ -29,6 +29,11 @@ struct Line {
 pub fn lines(m: &Model, t: &Trace, held: &[Vec<Held>], notes: &Notes) -> Vec<String> {
     let mut story: Vec<Line> = Vec::new();
     let mut before: &[Held] = &[];
+    // Row locks come and go with every statement; they tell the story of a deadlock only.
+    let deadlocks = t.failure == Some(Failure::Deadlock)
+        || t.steps
+            .iter()
+            .any(|s| s.events.iter().any(|e| matches!(e, Event::Deadlock { .. })));
     for (i, step) in t.steps.iter().enumerate() {
         let at = ms(m, step.time);
         for e in &step.events {
@@ -36,7 +41,10 @@ pub fn lines(m: &Model, t: &Trace, held: &[Vec<Held>], notes: &Notes) -> Vec<Str
                 story.push(line);
             }
         }
-        for h in held[i].iter().filter(|h| !before.contains(h)) {
+        for h in held[i]
+            .iter()
+            .filter(|h| !before.contains(h) && (deadlocks || !h.row))
+        {
             let believer = notes.locks_after[i]
                 .iter()
                 .find(|n| n.who != h.who && n.believes == format!("it holds {}", h.what));
@@ -56,10 +64,7 @@ pub fn lines(m: &Model, t: &Trace, held: &[Vec<Held>], notes: &Notes) -> Vec<Str
         }
         for n in &notes.shown[i] {
             let wrote = n.row.is_some_and(|(table, key)| {
-                step.choice.actor() == Some(n.who)
-                    && step.events.iter().any(|e| {
-                        matches!(e, Event::RowCommitted { table: t, key: k, .. } if (*t, *k) == (table, key))
-                    })
+                step.choice.actor() == Some(n.who) && writes(step, table, key)
             });
             if wrote {
                 let (table, key) = n.row.expect("checked above");
@@ -81,6 +86,25 @@ pub fn lines(m: &Model, t: &Trace, held: &[Vec<Held>], notes: &Notes) -> Vec<Str
         story.push(Line { weight: 5, text });
     }
     fit(story)
+}
+
+/// Whether a step commits a change to the row, or runs a write on its table that changed a
+/// row (inside a transaction: the change is pending until COMMIT).
+fn writes(step: &super::Step, table: u16, key: crate::ir::value::Value) -> bool {
+    use crate::exec::observe::Reply;
+    use crate::ir::SqlStmt;
+    step.events.iter().any(|e| match e {
+        Event::RowCommitted { table: t, key: k, .. } => (*t, *k) == (table, key),
+        Event::Sql {
+            stmt:
+                SqlStmt::Update { table: t, .. }
+                | SqlStmt::Insert { table: t, .. }
+                | SqlStmt::Delete { table: t, .. },
+            reply: Reply::Count(n),
+            ..
+        } => *t == table && *n > 0,
+        _ => false,
+    })
 }
 
 /// The story's line for one event, if it tells one.
@@ -160,7 +184,16 @@ fn failure_line(m: &Model, t: &Trace) -> Option<String> {
                 None => format!("✗ {}: `{expr}` is false{values}", p.name),
             }
         }
-        Failure::Deadlock => "✗ deadlock: no process can move, and not all have finished".into(),
+        Failure::Deadlock => match &t.cycle {
+            Some(cycle) => {
+                let waits: Vec<String> = cycle
+                    .iter()
+                    .map(|e| format!("{} waits for {}", m.process_name(e.waiter), m.process_name(e.holder)))
+                    .collect();
+                format!("✗ deadlock: {}; no process can move", waits.join(", "))
+            }
+            None => "✗ deadlock: no process can move, and not all have finished".into(),
+        },
         Failure::RuntimeError(_) => format!("✗ {}", f.name(m)),
         Failure::Unreached(_) => return None,
     };

@@ -44,37 +44,88 @@ fn examples(doc: &str) -> Vec<Example> {
     out
 }
 
-#[test]
-fn readme_examples_match_the_checker() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let found = examples(&readme);
-    assert!(found.len() >= 3, "the README shows its examples");
-    let bless = std::env::var_os("INTERLOCK_BLESS").is_some();
-    let mut lines: Vec<String> = readme.lines().map(str::to_string).collect();
-    for (file, db, block, (from, to)) in found.into_iter().rev() {
-        // Named as the command line names it (the replay line shows the file).
-        let text = std::fs::read_to_string(root.join(&file)).unwrap();
-        let mut m = Model::parse(&file, &text).unwrap();
-        let mut label = file.clone();
-        if let Some(f) = db {
-            m = m.with_flavour(f).unwrap();
-            label = format!("{file} [{}]", f.name());
-        }
-        let v = m.check();
-        let printed = format!("{label}: {}\n{}", v.model.name(), v.render());
-        if bless {
-            let new: Vec<String> = printed.trim_end().lines().map(str::to_string).collect();
-            lines.splice(from..to, new);
-            continue;
-        }
-        assert_eq!(
-            untimed(&block),
-            untimed(printed.trim_end()),
-            "{file} (INTERLOCK_BLESS=1 rewrites README.md)"
-        );
+/// The documents whose quoted outputs are checked: the README and every course chapter.
+fn quoting_documents(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![root.join("README.md")];
+    let mut course: Vec<_> = std::fs::read_dir(root.join("docs/course"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    course.sort();
+    out.extend(course);
+    out
+}
+
+/// What `interlock check FILE [--db X]` prints for one model, as the document quotes it.
+fn printed(root: &Path, file: &str, db: Option<Flavour>) -> String {
+    let text = std::fs::read_to_string(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut m = Model::parse(file, &text).unwrap();
+    let mut label = file.to_string();
+    if let Some(f) = db {
+        m = m.with_flavour(f).unwrap();
+        label = format!("{file} [{}]", f.name());
     }
-    if bless {
-        std::fs::write(root.join("README.md"), lines.join("\n") + "\n").unwrap();
+    let v = m.check();
+    format!("{label}: {}\n{}", v.model.name(), v.render())
+}
+
+/// Every quoted output in the README and the course is what the checker prints today
+/// (`INTERLOCK_BLESS=1` rewrites the blocks).
+#[test]
+fn quoted_outputs_match_the_checker() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("INTERLOCK_BLESS").is_some();
+    for doc in quoting_documents(root) {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let found = examples(&text);
+        let name = doc.strip_prefix(root).unwrap().display().to_string();
+        assert!(
+            !found.is_empty() || name.ends_with("README.md"),
+            "{name} quotes no output"
+        );
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for (file, db, block, (from, to)) in found.into_iter().rev() {
+            let out = printed(root, &file, db);
+            if bless {
+                let new: Vec<String> = out.trim_end().lines().map(str::to_string).collect();
+                lines.splice(from..to, new);
+                continue;
+            }
+            assert_eq!(
+                untimed(&block),
+                untimed(out.trim_end()),
+                "{name}: {file} (INTERLOCK_BLESS=1 rewrites the quoted outputs)"
+            );
+        }
+        if bless {
+            std::fs::write(&doc, lines.join("\n") + "\n").unwrap();
+        }
+    }
+}
+
+/// The five self-test questions of the first source article are each answered by at least
+/// one model whose quoted verdict is the answer.
+#[test]
+fn every_self_test_question_is_answered_by_a_model() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/course/6-self-test.md")).unwrap();
+    let questions: Vec<&str> = text.split("\n## ").skip(1).collect();
+    assert_eq!(questions.len(), 5, "five questions");
+    for q in questions {
+        let answered = examples(q);
+        assert!(
+            !answered.is_empty(),
+            "no model answers: {}",
+            q.lines().next().unwrap_or("")
+        );
+        for (file, db, block, _) in answered {
+            let verdict = printed(root, &file, db);
+            let first = verdict.lines().nth(1).unwrap_or("");
+            assert!(
+                block.contains(first.split(" — ").next().unwrap_or(first)),
+                "{file}"
+            );
+        }
     }
 }

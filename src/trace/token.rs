@@ -1,5 +1,6 @@
 //! The replay token: a path written with the step names a person reads in a trace, every
-//! step explicit — `buyer[0] buyer[1] tick 100ms resume worker fault crash buyer[1]` — printed
+//! step explicit — `buyer[0] buyer[1] tick 100ms resume worker fault crash buyer[1]`, a step
+//! repeated in a row written once with its count (`client[1]*10`, `tick 200ms*3`) — printed
 //! under every counterexample and read back by `check --path`, so that any trace can be
 //! replayed, shared and edited (docs/json.md, "Replay tokens").
 //!

@@ -44,9 +44,10 @@ fn examples(doc: &str) -> Vec<Example> {
     out
 }
 
-/// The documents whose quoted outputs are checked: the README and every course chapter.
+/// The documents whose quoted outputs are checked: the README, the tutorial and every course
+/// chapter.
 fn quoting_documents(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![root.join("README.md")];
+    let mut out = vec![root.join("README.md"), root.join("docs/tutorial.md")];
     let mut course: Vec<_> = std::fs::read_dir(root.join("docs/course"))
         .unwrap()
         .map(|e| e.unwrap().path())

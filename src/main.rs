@@ -442,7 +442,7 @@ fn main() -> ExitCode {
                 set,
             };
             if let Some(token) = path {
-                return replay(&paths, &db, &token);
+                return replay(&paths, &db, &token, full);
             }
             if search.threads == Some(0) {
                 eprintln!(
@@ -866,7 +866,7 @@ fn one_model(paths: &[PathBuf], db: &Loading, what: &str) -> Result<(PathBuf, Mo
     Ok((files[0].clone(), m))
 }
 
-fn replay(paths: &[PathBuf], db: &Loading, token: &str) -> ExitCode {
+fn replay(paths: &[PathBuf], db: &Loading, token: &str, full: bool) -> ExitCode {
     let (file, m) = match one_model(paths, db, "--path") {
         Ok(x) => x,
         Err(code) => return code,
@@ -881,7 +881,7 @@ fn replay(paths: &[PathBuf], db: &Loading, token: &str) -> ExitCode {
                 if n == 1 { "" } else { "s" }
             );
             if n > 0 {
-                out!("{}", t.text(m));
+                out!("{}", if full { t.text_full(m) } else { t.text(m) });
             }
             let end = match (t.failure, t.loop_start) {
                 (_, Some(k)) => format!("its steps from step {} repeat forever", k + 1),

@@ -99,6 +99,8 @@ impl Changes {
 #[derive(Default)]
 struct Beliefs {
     locks: Vec<LockBelief>,
+    /// Locks a process holds but believes it failed to take: its SET's reply was lost.
+    missed: Vec<LockBelief>,
     rows: Vec<RowBelief>,
     changes: Changes,
 }
@@ -167,6 +169,18 @@ impl Beliefs {
                 });
             }
         }
+        for l in self.missed.iter().filter(|l| l.pid == pid) {
+            let now = s.redis[s.node(m, l.server)].get(l.key).map(|k| k.value);
+            if now == Some(l.token) {
+                let name = key_name(m, l.server, l.key);
+                out.push(Note {
+                    who: pid,
+                    believes: format!("its SET of {name} failed (the reply timed out)"),
+                    truth: format!("{name} holds its token"),
+                    row: None,
+                });
+            }
+        }
         for r in self.rows.iter().filter(|r| r.pid == pid) {
             if acting.is_some_and(|st| !touches(st, r.table)) {
                 continue;
@@ -212,6 +226,7 @@ impl Beliefs {
         let step = &t.steps[i];
         let actor = step.choice.actor();
         let when = ms(m, step.time);
+        let lost = step.events.iter().any(|e| matches!(e, Event::ReplyLost { .. }));
         for e in &step.events {
             match e {
                 Event::Redis {
@@ -219,6 +234,9 @@ impl Beliefs {
                 } => {
                     let by = actor.map_or_else(|| "the environment".into(), |p| m.process_name(p));
                     self.redis(actor, *server, cmd, (*arg, *reply), &format!("{by} at {when}"));
+                    if lost {
+                        self.reply_lost(actor);
+                    }
                 }
                 Event::KeyExpired { server, key } => {
                     let why = format!("expired at {when}");
@@ -257,8 +275,19 @@ impl Beliefs {
                     | crate::world::process::Status::Waiting(_)
             ) {
                 self.locks.retain(|l| l.pid.index() != p);
+                self.missed.retain(|l| l.pid.index() != p);
                 self.rows.retain(|r| r.pid.index() != p);
             }
+        }
+    }
+
+    /// The actor's last SET … NX was answered, but the answer never reached it: it does not
+    /// believe it holds the lock.
+    fn reply_lost(&mut self, actor: Option<Pid>) {
+        let Some(p) = actor else { return };
+        if let Some(i) = self.locks.iter().rposition(|l| l.pid == p) {
+            let l = self.locks.remove(i);
+            self.missed.push(l);
         }
     }
 
@@ -270,6 +299,8 @@ impl Beliefs {
         match cmd {
             RedisCmd::Set { key, nx, .. } if matches!(reply, Value::Str(_)) => {
                 self.locks.retain(|l| !(l.pid == p && (l.server, l.key) == (server, *key)));
+                self.missed
+                    .retain(|l| !(l.pid == p && (l.server, l.key) == (server, *key)));
                 if *nx {
                     self.locks.push(LockBelief {
                         pid: p,
@@ -285,6 +316,9 @@ impl Beliefs {
                 self.changes.key((server, *key), Some(p), who("deleted"), false);
             }
             RedisCmd::Get { key } => {
+                // What it reads is what it now knows.
+                self.missed
+                    .retain(|l| !(l.pid == p && (l.server, l.key) == (server, *key)));
                 self.locks
                     .retain(|l| !(l.pid == p && (l.server, l.key) == (server, *key) && l.token != reply));
             }

@@ -264,6 +264,12 @@ pub fn describe(m: &Model, step: &Step) -> Described {
         }
         _ => {}
     }
+    if doing.is_empty() && world.is_empty() {
+        if let Choice::Fault { .. } = step.choice {
+            // A fault that shows only later (a reply to be lost): name it where it is chosen.
+            doing.push(format!("⚡ {}", super::token::name(m, step.choice, 0)));
+        }
+    }
     let quiet = world.is_empty() && step.events.iter().all(is_quiet);
     Described {
         actor,

@@ -63,6 +63,12 @@ pub fn lines(m: &Model, t: &Trace, held: &[Vec<Held>], notes: &Notes) -> Vec<Str
             story.push(Line { weight, text });
         }
         for n in &notes.shown[i] {
+            if n.row.is_none() && n.believes.starts_with("its SET") {
+                story.push(Line {
+                    weight: 3,
+                    text: n.text(m),
+                });
+            }
             let wrote = n.row.is_some_and(|(table, key)| {
                 step.choice.actor() == Some(n.who) && writes(step, table, key)
             });

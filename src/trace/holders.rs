@@ -22,10 +22,10 @@ pub struct Held {
 }
 
 /// Who wrote which lock token: (server, key, value, writer), newest last.
-pub(crate) type Writers = Vec<(u16, Sym, Value, Pid)>;
+pub type Writers = Vec<(u16, Sym, Value, Pid)>;
 
 /// What each step's events add to `writers`: the tokens its actor set with `SET … NX`.
-pub(crate) fn note_writers(step: &super::Step, writers: &mut Writers) {
+pub fn note_writers(step: &super::Step, writers: &mut Writers) {
     let Some(actor) = step.choice.actor() else {
         return;
     };
@@ -45,7 +45,7 @@ pub(crate) fn note_writers(step: &super::Step, writers: &mut Writers) {
 
 /// The Redis key `key` on server `server` as a lock name: `lock@n1`, or `lock` with one
 /// server.
-pub(crate) fn key_name(m: &Model, server: u16, key: Sym) -> String {
+pub fn key_name(m: &Model, server: u16, key: Sym) -> String {
     if m.redis.len() > 1 {
         format!("{}@{}", m.symbol(key), m.redis[server as usize].name)
     } else {
@@ -55,7 +55,7 @@ pub(crate) fn key_name(m: &Model, server: u16, key: Sym) -> String {
 
 /// Everything held in `s`, given who wrote which token: Redis locks server by server, then
 /// mutexes, then row locks table by table.
-pub(crate) fn held(m: &Model, s: &State, writers: &Writers) -> Vec<Held> {
+pub fn held(m: &Model, s: &State, writers: &Writers) -> Vec<Held> {
     let mut out = Vec::new();
     for server in 0..m.redis.len() as u16 {
         for k in &s.redis[s.node(m, server)].keys {
@@ -101,7 +101,7 @@ pub(crate) fn held(m: &Model, s: &State, writers: &Writers) -> Vec<Held> {
 }
 
 /// What is held after each step of the trace.
-pub(crate) fn after_each(m: &Model, t: &Trace) -> Vec<Vec<Held>> {
+pub fn after_each(m: &Model, t: &Trace) -> Vec<Vec<Held>> {
     let mut writers = Writers::new();
     t.steps
         .iter()
@@ -113,7 +113,7 @@ pub(crate) fn after_each(m: &Model, t: &Trace) -> Vec<Vec<Held>> {
 }
 
 /// In words: `lock@n1…n5: client[0], sku#1: buyer[1]`, or `nothing held`.
-pub(crate) fn words(held: &[Held], m: &Model) -> String {
+pub fn words(held: &[Held], m: &Model) -> String {
     if held.is_empty() {
         return "nothing held".into();
     }

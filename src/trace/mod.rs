@@ -3,7 +3,7 @@
 
 pub mod belief;
 pub(crate) mod describe;
-pub(crate) mod holders;
+pub mod holders;
 pub mod json;
 pub mod rows;
 pub mod schedule;

@@ -355,7 +355,7 @@ fn threads_agree_on_layers_of_many_batches() {
 }
 
 /// Every flavour of every built-in model, with the file it comes from.
-fn all_variants() -> Vec<(PathBuf, Model)> {
+pub fn all_variants() -> Vec<(PathBuf, Model)> {
     all_models()
         .into_iter()
         .flat_map(|path| {

@@ -122,3 +122,43 @@ fn a_compact_token_reads_back_and_a_bad_count_is_an_error() {
         assert!(e.contains("repeated a number of times"), "{bad}: {e}");
     }
 }
+
+/// Every built-in counterexample: its rows cover each step exactly once, in order; `--full`
+/// gives one row per step; the summary has one to six lines and ends with the failure.
+#[test]
+fn every_counterexample_folds_without_losing_a_step() {
+    use interlock::trace::{belief, holders, rows, summary};
+    let mut seen = 0;
+    for (path, m) in super::models::all_variants() {
+        let v = m.check();
+        let Some(t) = &v.trace else { continue };
+        let ir = m.ir();
+        let notes = belief::notes(ir, t);
+        for full in [false, true] {
+            let rs = rows::rows(ir, t, &notes.shown, full);
+            let mut next = 0;
+            for r in &rs {
+                assert_eq!(r.first, next, "{}", path.display());
+                assert!(r.last >= r.first);
+                next = r.last + 1;
+            }
+            assert_eq!(next, t.len(), "{}", path.display());
+            if full {
+                assert_eq!(rs.len(), t.len(), "{}", path.display());
+            }
+        }
+        let held = holders::after_each(ir, t);
+        let lines = summary::lines(ir, t, &held, &notes);
+        assert!(
+            lines.len() <= summary::LINES,
+            "{}: {lines:?}",
+            path.display()
+        );
+        if t.failure.is_some() && t.len() > 0 {
+            let last = lines.last().map_or("", String::as_str);
+            assert!(last.starts_with('✗'), "{}: {lines:?}", path.display());
+        }
+        seen += 1;
+    }
+    assert!(seen > 40, "{seen}");
+}

@@ -154,7 +154,7 @@ fn every_counterexample_folds_without_losing_a_step() {
             "{}: {lines:?}",
             path.display()
         );
-        if t.failure.is_some() && t.len() > 0 {
+        if t.failure.is_some() && !t.is_empty() {
             let last = lines.last().map_or("", String::as_str);
             assert!(last.starts_with('✗'), "{}: {lines:?}", path.display());
         }

@@ -122,8 +122,13 @@ impl Table<'_> {
         let was: &[Held] = k.checked_sub(1).map_or(&[], |j| &self.held[rows[j].last]);
         let now = &self.held[r.last];
         if now != was {
-            let time = super::describe::ms(m, self.t.steps[r.last].time);
-            let line = format!("⏱ {time} · {}", holders::words(now, m));
+            // Where no time passes in the whole trace, the time says nothing.
+            let line = if self.t.end_time() == 0 {
+                format!("held: {}", holders::words(now, m))
+            } else {
+                let time = super::describe::ms(m, self.t.steps[r.last].time);
+                format!("⏱ {time} · {}", holders::words(now, m))
+            };
             out.push_str(&indented(&line, &pad, &format!("{pad}  ")));
         }
         out

@@ -107,6 +107,8 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
         BinOp::Mul => arith(x.checked_mul(y)),
         BinOp::Div if y == 0 => Err(RunError::DivideByZero),
         BinOp::Div => arith(x.checked_div(y)),
+        BinOp::Rem if y == 0 => Err(RunError::DivideByZero),
+        BinOp::Rem => arith(x.checked_rem(y)),
         BinOp::Lt => Ok(Value::Bool(x < y)),
         BinOp::Le => Ok(Value::Bool(x <= y)),
         BinOp::Gt => Ok(Value::Bool(x > y)),

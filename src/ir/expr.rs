@@ -80,6 +80,8 @@ pub enum BinOp {
     Sub,
     Mul,
     Div,
+    /// `%`: the remainder of an integer division, with the sign of the dividend (both engines).
+    Rem,
     Eq,
     Ne,
     Lt,
@@ -132,6 +134,7 @@ impl BinOp {
             BinOp::Sub => "-",
             BinOp::Mul => "*",
             BinOp::Div => "/",
+            BinOp::Rem => "%",
             BinOp::Eq => "=",
             BinOp::Ne => "<>",
             BinOp::Lt => "<",

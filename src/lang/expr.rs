@@ -101,6 +101,7 @@ impl Parser<'_> {
             let op = match self.peek().tok {
                 Tok::Punct("*") => BinOp::Mul,
                 Tok::Punct("/") => BinOp::Div,
+                Tok::Punct("%") => BinOp::Rem,
                 _ => return Ok(left),
             };
             self.take_operator()?;

@@ -29,9 +29,9 @@ pub struct Token {
 }
 
 /// Longest first, so `<=` wins over `<`.
-const PUNCTS: [&str; 25] = [
+const PUNCTS: [&str; 26] = [
     "==", "=>", "<>", "!=", "<=", ">=", "+=", "-=", "{", "}", "(", ")", "[", "]", ",", ";", ":",
-    ".", "+", "-", "*", "/", "=", "<", ">",
+    ".", "+", "-", "*", "/", "%", "=", "<", ">",
 ];
 
 /// Splits `src` into tokens, ending with `Eof`; reports unterminated strings and huge numbers.

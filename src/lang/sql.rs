@@ -868,6 +868,7 @@ fn binop(op: &BinaryOperator) -> Option<BinOp> {
         BinaryOperator::Minus => BinOp::Sub,
         BinaryOperator::Multiply => BinOp::Mul,
         BinaryOperator::Divide => BinOp::Div,
+        BinaryOperator::Modulo => BinOp::Rem,
         BinaryOperator::Eq => BinOp::Eq,
         BinaryOperator::NotEq => BinOp::Ne,
         BinaryOperator::Lt => BinOp::Lt,

@@ -373,3 +373,33 @@ proptest! {
         survives(&source);
     }
 }
+
+/// `%` is the remainder with the dividend's sign, in process code and in SQL, on every
+/// flavour; a remainder by zero is a runtime error of the model.
+#[test]
+fn the_remainder_operator_keeps_the_dividends_sign() {
+    let text = "model \"remainder\"
+about \"the remainder\"
+db postgres
+table t (id int primary key, n int)
+row t (1, 10)
+ghost r = 0
+process p {
+  $x = -7 % 3
+  r += $x
+  update t set n = n % 4 + $x where id = 1
+}
+final both: r = -1 and t[1].n = 1
+expect postgres, mysql, mariadb: holds
+";
+    let m = interlock::Model::parse("remainder.model", text).unwrap_or_else(|e| panic!("{e}"));
+    for v in m.variants().unwrap() {
+        let verdict = v.check();
+        assert!(verdict.met(), "{}", verdict.render());
+    }
+    let zero = text.replace("-7 % 3", "7 % (r - r)");
+    let m = interlock::Model::parse("remainder.model", &zero).unwrap_or_else(|e| panic!("{e}"));
+    let v = m.variants().unwrap().remove(0).check();
+    assert!(!v.met(), "{}", v.render());
+    assert!(v.render().contains("division by zero"), "{}", v.render());
+}

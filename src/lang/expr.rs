@@ -228,14 +228,7 @@ impl Parser<'_> {
     }
 
     fn redis_key_name(&mut self) -> PResult<Name> {
-        let t = self.peek().clone();
-        match t.tok {
-            Tok::Word(text) | Tok::Str(text) => {
-                self.bump();
-                Ok(Name { text, span: t.span })
-            }
-            _ => self.unexpected("a Redis key (a name or a string)"),
-        }
+        self.redis_key()
     }
 
     /// The inside of `status(group[i], status)`.

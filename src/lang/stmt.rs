@@ -606,14 +606,47 @@ impl Parser<'_> {
         Ok(StmtKind::Region { name, body })
     }
 
-    fn redis_key(&mut self) -> PResult<Name> {
+    /// A Redis key: a string, or a name written as Redis users write keys — words, numbers
+    /// and `:`, `-`, `.`, `/` with no space between them (`lock:order:42`, `job-7`).
+    pub(super) fn redis_key(&mut self) -> PResult<Name> {
         let t = self.peek().clone();
-        let text = match t.tok {
-            Tok::Word(w) | Tok::Str(w) => w,
-            _ => return self.unexpected("a Redis key (a name or a string)"),
-        };
+        match t.tok {
+            Tok::Str(text) => {
+                self.bump();
+                return Ok(Name { text, span: t.span });
+            }
+            Tok::Word(_) | Tok::Num { .. } => {}
+            _ => return self.unexpected("a Redis key (a name like `lock:order:42`, or a string)"),
+        }
+        let start = t.span.start;
+        let mut end = t.span.end;
         self.bump();
-        Ok(Name { text, span: t.span })
+        loop {
+            let next = self.peek();
+            let glued = next.span.start == end
+                && match &next.tok {
+                    Tok::Word(_) | Tok::Num { .. } => true,
+                    Tok::Punct(p) => matches!(*p, ":" | "-" | "." | "/"),
+                    _ => false,
+                };
+            if !glued {
+                break;
+            }
+            end = next.span.end;
+            self.bump();
+        }
+        let span = Span { start, end };
+        let text = self.text(span).to_string();
+        if let Some(last) = text.chars().last().filter(|c| ":-./".contains(*c)) {
+            let d = Diagnostic::new(
+                format!("a Redis key written without quotes cannot end with `{last}`"),
+                span,
+                "this key",
+            )
+            .with_hint(format!("quote it: `'{text}'`"));
+            return self.fail(d);
+        }
+        Ok(Name { text, span })
     }
 
     /// SET's `NX` and `PX ms`, in any order; stops at `on`, `into`, a local or the end.

@@ -403,3 +403,35 @@ expect postgres, mysql, mariadb: holds
     assert!(!v.met(), "{}", v.render());
     assert!(v.render().contains("division by zero"), "{}", v.render());
 }
+
+/// Redis keys are written as Redis users write them (`lock:order:42`, `job-7`), in commands
+/// and in properties; a key that ends with a joiner is an error that says to quote it.
+#[test]
+fn redis_keys_with_colons_and_dashes_need_no_quotes() {
+    let text = "model \"keys\"
+about \"keys as Redis users write them\"
+redis cache
+process client[2] {
+  SET lock:order:42 $me NX into $ok
+  if $ok { INCR job-7 }
+}
+invariant one: redis(job-7) = nil or redis(job-7) <= 1
+final taken: redis(lock:order:42) != nil and redis(job-7) = 1
+expect holds
+";
+    let m = interlock::Model::parse("keys.model", text).unwrap_or_else(|e| panic!("{e}"));
+    let v = m.check();
+    assert!(v.met(), "{}", v.render());
+    let quoted = text.replace("lock:order:42 $me", "'lock:order:42' $me");
+    let m = interlock::Model::parse("keys.model", &quoted).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.check().met(), "a quoted key is the same key");
+    let bad = text.replace("lock:order:42 $me", "lock: $me");
+    let e = interlock::Model::parse("keys.model", &bad)
+        .expect_err("a key ending with `:`")
+        .to_string();
+    assert!(
+        e.contains("cannot end with `:`") && e.contains("'lock:'"),
+        "{e}"
+    );
+    assert!(e.contains("keys.model:5:"), "{e}");
+}

@@ -298,6 +298,19 @@ impl Model {
         &self.ir.about
     }
 
+    /// The `tags` lines' `NAME=value` pairs, in the order written (docs/language.md, "Tags").
+    #[must_use]
+    pub fn tags(&self) -> &[(String, String)] {
+        &self.ir.tags
+    }
+
+    /// The value of one tag (`strategy`, `fault`, `lesson`), if the model gives it.
+    #[must_use]
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        let found = self.ir.tags.iter().find(|(n, _)| n == name);
+        found.map(|(_, v)| v.as_str())
+    }
+
     /// Where the text came from (a path, or `<string>`): messages and replay lines name it.
     #[must_use]
     pub fn origin(&self) -> &str {

@@ -15,8 +15,8 @@ use super::suggest;
 pub const NAMES: [&str; 3] = ["strategy", "fault", "lesson"];
 
 /// The values of `strategy`, in the matrix's row order: no protection first, then the
-/// database's forms, the process's, Redis's, and what is not a lock.
-pub const STRATEGIES: [&str; 13] = [
+/// database's forms, the process's, Redis's, and a lease by the clock.
+pub const STRATEGIES: [&str; 12] = [
     "no-lock",
     "isolation",
     "optimistic",
@@ -29,7 +29,6 @@ pub const STRATEGIES: [&str; 13] = [
     "redlock",
     "fencing",
     "lease",
-    "queue",
 ];
 
 /// The values of `fault`, in the matrix's column order: none, then what the schedule alone

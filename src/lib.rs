@@ -43,6 +43,7 @@ mod limits;
 /// The model's processes as real concurrent clients of a real server (feature `servers`).
 #[cfg(feature = "servers")]
 pub mod load;
+pub mod matrix;
 /// Replay of a trace on a real server (feature `servers`).
 #[cfg(feature = "servers")]
 pub mod replay;

@@ -43,6 +43,7 @@ mod limits;
 /// The model's processes as real concurrent clients of a real server (feature `servers`).
 #[cfg(feature = "servers")]
 pub mod load;
+pub mod matrix;
 /// Replay of a trace on a real server (feature `servers`).
 #[cfg(feature = "servers")]
 pub mod replay;
@@ -296,6 +297,19 @@ impl Model {
     #[must_use]
     pub fn about(&self) -> &str {
         &self.ir.about
+    }
+
+    /// The `tags` lines' `NAME=value` pairs, in the order written (docs/language.md, "Tags").
+    #[must_use]
+    pub fn tags(&self) -> &[(String, String)] {
+        &self.ir.tags
+    }
+
+    /// The value of one tag (`strategy`, `fault`, `lesson`), if the model gives it.
+    #[must_use]
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        let found = self.ir.tags.iter().find(|(n, _)| n == name);
+        found.map(|(_, v)| v.as_str())
     }
 
     /// Where the text came from (a path, or `<string>`): messages and replay lines name it.

@@ -1,6 +1,7 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
 mod load_cmd;
+mod matrix_cmd;
 mod memory;
 mod plot;
 mod replay_cmd;
@@ -282,6 +283,27 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=V", value_parser = simulate_cmd::assignment)]
         set: Vec<(String, String)>,
     },
+    /// Check every tagged model (`tags strategy=… fault=…`) and print the strategy × fault
+    /// table of their verdicts (docs/matrix.md).
+    #[command(after_help = matrix_cmd::EXIT_CODES)]
+    Matrix {
+        /// Files or folders; default `models`.
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = matrix_cmd::MatrixFormat::Text)]
+        format: matrix_cmd::MatrixFormat,
+        /// Add the cost per strategy: the exercise models (`exercise-*.model`) simulated with
+        /// this cost file (`models/choice/shared.cost`), 100 clients, 50 units, seed 1.
+        #[arg(long, value_name = "FILE")]
+        cost: Option<PathBuf>,
+        /// The folder the Markdown or HTML output will be read from: links are relative to
+        /// it (`docs` for docs/matrix.md).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        links_from: String,
+        /// Link each model to the page `check --html-dir DIR` writes for it, instead of to
+        /// its file.
+        #[arg(long, value_name = "DIR")]
+        html_dir: Option<String>,
+    },
     /// List models: file, expectation and title.
     List {
         /// Files or folders; default `models`.
@@ -465,6 +487,19 @@ fn main() -> ExitCode {
             check(&paths, &show, opts, &db, &watch)
         }
         Command::List { paths } => list(&paths),
+        Command::Matrix {
+            paths,
+            format,
+            cost,
+            links_from,
+            html_dir,
+        } => matrix_cmd::run(&matrix_cmd::Args {
+            paths,
+            format,
+            cost,
+            links_from,
+            html_dir,
+        }),
         Command::Load {
             paths,
             postgres,

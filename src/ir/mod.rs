@@ -39,6 +39,8 @@ pub struct Model {
     pub name: String,
     /// `about "…"`: the lesson the model teaches.
     pub about: String,
+    /// `tags NAME=VALUE …`: in the order written (docs/language.md, "Tags").
+    pub tags: Vec<(String, String)>,
     /// The file name (or `<string>`) the model came from, for messages.
     pub origin: String,
     /// The source text, so a trace can quote the line a step came from.

@@ -24,6 +24,8 @@ pub struct Decl {
 pub enum DeclKind {
     Model(String),
     About(String),
+    /// `tags NAME=VALUE …`: names lowercased, values as written (lowercased).
+    Tags(Vec<(Name, Name)>),
     /// `db FLAVOUR [isolation LEVEL]`; `None` where the word was unknown (already reported).
     Db {
         flavour: Option<Flavour>,

@@ -12,11 +12,12 @@ use super::suggest;
 use crate::ir::workload::Latency;
 use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 29] = [
+pub const DECLARATIONS: [&str; 30] = [
     "model",
     "param",
     "latency",
     "about",
+    "tags",
     "db",
     "set",
     "table",
@@ -121,6 +122,7 @@ impl Parser<'_> {
         match keyword.as_str() {
             "model" => Ok(DeclKind::Model(self.string("the model's title")?.0)),
             "about" => self.about(),
+            "tags" => self.tags(),
             "db" => self.db(),
             "set" => self.setting(),
             "latency" => self.latency(),

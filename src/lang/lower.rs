@@ -35,6 +35,7 @@ pub fn lower(
         ..Model::default()
     };
     header(&mut cx, decls, &mut model);
+    model.tags = super::tags::lower(&mut cx, decls);
     let db = database(&mut cx, decls, opts);
     let settings = settings(&mut cx, decls, opts.db.is_some());
     lower_schema(&mut cx, decls, db.is_some());

@@ -22,6 +22,7 @@ mod sql;
 mod sqltext;
 mod stmt;
 mod suggest;
+pub mod tags;
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ mod isolation;
 mod json;
 mod lang;
 mod load;
+mod matrix;
 mod models;
 mod reading;
 mod reductions;

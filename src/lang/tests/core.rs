@@ -405,3 +405,50 @@ fn deep_nesting_is_refused_not_overflowed() {
         assert!(parse("deep.model", &src).is_err());
     }
 }
+
+#[test]
+fn tags_are_kept_in_order() {
+    let m = model(
+        "model \"t\"\ntags strategy=no-lock\ntags fault=lost-reply lesson=a-b-2\nabout \"t\"\nexpect holds\n",
+    );
+    let want = [("strategy", "no-lock"), ("fault", "lost-reply"), ("lesson", "a-b-2")];
+    let got: Vec<(&str, &str)> = m.tags.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn bad_tags_are_explained() {
+    let bad = |line: &str| errors(&format!("model \"t\"\nabout \"t\"\n{line}\nexpect holds\n"));
+    assert_eq!(
+        bad("tags strategy"),
+        ["expected `=` after the tag `strategy`, found the end of the line / a tag is `NAME=value`, e.g. `strategy=no-lock`"]
+    );
+    assert_eq!(
+        bad("tags fault= none"),
+        ["the tag `fault` has no value, found `none` / write the value right after `=`, with no space: words joined by `-`, e.g. `fault=lost-reply`"]
+    );
+    assert_eq!(
+        bad("tags stratgy=mutex"),
+        ["unknown tag \"stratgy\" / did you mean `strategy`?"]
+    );
+    assert_eq!(
+        bad("tags fault=pase"),
+        ["unknown fault \"pase\" / did you mean `pause`?"]
+    );
+    assert_eq!(
+        bad("tags fault=none\ntags fault=pause"),
+        ["the tag `fault` is given twice / a model has one `fault`; the first is on line 3"]
+    );
+    assert_eq!(bad("tags"), ["expected a tag, `NAME=value` (e.g. `strategy=optimistic`), found the end of the line / "]);
+}
+
+#[test]
+fn a_bad_tag_points_at_its_line_and_column() {
+    let src = "model \"t\"\nabout \"t\"\ntags strategy=mutex fault=pase\nexpect holds\n";
+    let Err(d) = parse("test.model", src) else {
+        panic!("expected errors");
+    };
+    let text = d.render();
+    assert!(text.contains("test.model:3:27"), "{text}");
+    assert!(text.contains("did you mean `pause`?"), "{text}");
+}

@@ -54,9 +54,6 @@ pub struct Step {
     pub events: Vec<Event>,
     /// Model time after the step, in ticks.
     pub time: u64,
-    /// After the step, every Redis key whose value names a process (a lock and its holder),
-    /// on each server's primary: (server, key, holder).
-    pub holders: Vec<(u16, crate::ir::value::Sym, Pid)>,
     /// The state after the step (the one before it is the previous step's, or
     /// [`Trace::start`]): what renderers show as the world at this step.
     #[doc(hidden)]
@@ -103,12 +100,10 @@ pub fn replay(m: &Model, path: &[Choice], failure: Option<Failure>) -> Result<Tr
                 _ => 0,
             })
             .sum::<u64>();
-        let holders = holders(m, &next);
         steps.push(Step {
             choice,
             events: rec.events,
             time,
-            holders,
             after: next.clone(),
         });
         s = next;
@@ -218,17 +213,4 @@ impl Trace {
         let actors: Vec<Pid> = self.steps.iter().filter_map(|s| s.choice.actor()).collect();
         actors.windows(2).filter(|w| w[0] != w[1]).count()
     }
-}
-
-/// The lock holders a state shows: keys whose value is a process id, per server.
-pub(crate) fn holders(m: &Model, s: &State) -> Vec<(u16, crate::ir::value::Sym, Pid)> {
-    let mut out = Vec::new();
-    for server in 0..m.redis.len() as u16 {
-        for k in &s.redis[s.node(m, server)].keys {
-            if let crate::ir::value::Value::Pid(p) = k.value {
-                out.push((server, k.name, p));
-            }
-        }
-    }
-    out
 }

@@ -11,7 +11,7 @@
 //! real servers beside it); [`run`] runs a whole schedule. Both only call [`exec::apply`]:
 //! there is no second semantics.
 
-use super::{holders, Step, Trace};
+use super::{Step, Trace};
 use crate::exec::observe::{Event, Record, Reply};
 use crate::exec::{self, apply, Choice};
 use crate::ir::schedule::{Claim, ClaimKind};
@@ -276,7 +276,6 @@ impl<'m> Driver<'m> {
             choice,
             events: rec.events,
             time: self.time,
-            holders: holders(self.m, &next),
             after: next.clone(),
         });
         self.causes.push(cause);

@@ -24,6 +24,7 @@ pub fn render(m: &Model, t: &Trace) -> Json {
         .map(|(i, s)| {
             let mut j = step(m, i, s, t.causes.get(i).copied());
             j["beliefs"] = json!(super::belief::words(m, &notes.shown[i]));
+            j["state"] = super::snapshot::render(m, &s.after);
             j["held"] = json!(held[i]
                 .iter()
                 .map(|h| json!({"what": h.what, "by": m.process_name(h.who)}))
@@ -36,6 +37,7 @@ pub fn render(m: &Model, t: &Trace) -> Json {
         "failure": t.failure.map(|f| f.name(m)),
         "summary": super::summary::lines(m, t, &held, &notes),
         "replay": token::render(m, t),
+        "start": super::snapshot::render(m, &t.start),
         "steps": steps,
         "context_switches": t.context_switches(),
         "loop_start": t.loop_start.map(|k| k + 1),

@@ -8,6 +8,7 @@ pub mod json;
 pub mod rows;
 pub mod schedule;
 pub(crate) mod series;
+pub mod snapshot;
 pub mod summary;
 pub mod text;
 pub mod token;

@@ -56,6 +56,45 @@ struct Entry {
     after_proc: Shared<Proc>,
     /// The world after the step: a state without processes.
     after: State,
+    /// What the step reported to coverage, handed out again with it, so that what a search
+    /// covered is the same with the memo as without it, whatever thread took which step.
+    marks: Box<[Mark]>,
+}
+
+/// One coverage report of a step ([`crate::exec::observe::Observer`]'s `ran`, `branch`,
+/// `rows`).
+#[derive(Clone, Copy)]
+enum Mark {
+    Ran(u32),
+    Branch(u32, bool),
+    Rows(usize),
+}
+
+/// Passes every report on to `inner` and keeps the coverage ones.
+struct Tape<'a, O> {
+    inner: &'a mut O,
+    marks: Vec<Mark>,
+}
+
+impl<O: crate::exec::observe::Observer> crate::exec::observe::Observer for Tape<'_, O> {
+    const EVENTS: bool = O::EVENTS;
+    const COVER: bool = O::COVER;
+    const LOCALS: bool = O::LOCALS;
+    fn event(&mut self, e: crate::exec::observe::Event) {
+        self.inner.event(e);
+    }
+    fn ran(&mut self, pid: Pid, pc: u32) {
+        self.marks.push(Mark::Ran(pc));
+        self.inner.ran(pid, pc);
+    }
+    fn branch(&mut self, pid: Pid, pc: u32, taken: bool) {
+        self.marks.push(Mark::Branch(pc, taken));
+        self.inner.branch(pid, pc, taken);
+    }
+    fn rows(&mut self, rows: usize) {
+        self.marks.push(Mark::Rows(rows));
+        self.inner.rows(rows);
+    }
 }
 
 /// What the memo needs to know of the state being expanded, computed once for all of its
@@ -149,10 +188,22 @@ impl Memo {
             // `==` on shared values looks at a value only when the two are not one.
             if e.pid == pid && e.proc == s.procs[i] && e.before.same_world(s) {
                 self.served += 1;
+                for mark in e.marks.iter() {
+                    match *mark {
+                        Mark::Ran(pc) => obs.ran(pid, pc),
+                        Mark::Branch(pc, taken) => obs.branch(pid, pc, taken),
+                        Mark::Rows(rows) => obs.rows(rows),
+                    }
+                }
                 return Some(e.successor(s, i));
             }
         }
-        let mut n = step::step(m, s, pid, obs)?;
+        let mut tape = Tape {
+            inner: obs,
+            marks: Vec::new(),
+        };
+        let mut n = step::step(m, s, pid, &mut tape)?;
+        let marks = tape.marks.into_boxed_slice();
         // The guard says no other process can change; a step that did is not remembered.
         let others_kept = (0..s.procs.len())
             .filter(|&j| j != i)
@@ -170,6 +221,7 @@ impl Memo {
             before: s.world(),
             after_proc: n.procs[i].clone(),
             after: n.world(),
+            marks,
         };
         self.remember(entry, cx);
         Some(n)

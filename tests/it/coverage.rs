@@ -107,38 +107,38 @@ fn reachable_properties_fail_when_nothing_gets_there() {
     }
 }
 
-/// The coverage counts do not depend on the thread count, and the step memo hands out steps
-/// without running them but never hides a statement: what ran at all is the same with it.
+/// The coverage counts do not depend on the thread count nor on the step memo, which hands
+/// out steps without running them but reports what they covered with them.
 #[test]
-fn coverage_is_the_same_on_any_thread_count() {
+fn coverage_is_the_same_on_any_thread_count_with_or_without_the_memo() {
     for rel in [
         "models/optimistic/version-check.model",
         "models/pessimistic/opposite-order-retry.model",
         "models/redlock/no-faults.model",
+        "models/redlock/pause-after-acquire.model",
+        "models/choice/exercise-optimistic.model",
     ] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
         let m = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        let exact = |threads| Options {
+        let with = |threads, step_memo| Options {
             threads,
-            step_memo: StepMemo::Off,
+            step_memo,
             ..Options::default()
         };
-        let one = m.check_with(exact(1));
-        let two = m.check_with(exact(2));
-        assert_eq!(one.coverage, two.coverage, "{rel}");
-        let memo = m.check_with(Options {
-            step_memo: StepMemo::Always,
-            ..Options::default()
-        });
-        let ran = |v: &interlock::Verdict| -> Vec<Vec<bool>> {
-            v.coverage
-                .ops
-                .iter()
-                .map(|g| g.iter().map(|c| c.runs > 0).collect())
-                .collect()
-        };
-        assert_eq!(ran(&one), ran(&memo), "{rel}");
-        assert_eq!(one.warnings, memo.warnings, "{rel}");
+        let exact = m.check_with(with(1, StepMemo::Off));
+        for (threads, memo) in [
+            (2, StepMemo::Off),
+            (1, StepMemo::Always),
+            (2, StepMemo::Always),
+            (2, StepMemo::Warm),
+        ] {
+            let v = m.check_with(with(threads, memo));
+            assert_eq!(
+                exact.coverage, v.coverage,
+                "{rel}: {threads} threads, {memo:?}"
+            );
+            assert_eq!(exact.warnings, v.warnings, "{rel}");
+        }
     }
 }
 

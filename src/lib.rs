@@ -38,6 +38,7 @@ macro_rules! internal {
 
 internal!(exec, explore, ir, lang, sim, trace, world);
 
+pub mod html;
 pub mod json;
 mod limits;
 /// The model's processes as real concurrent clients of a real server (feature `servers`).

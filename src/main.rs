@@ -1,5 +1,6 @@
 //! The `interlock` command line: the only place that touches files, terminals and exit codes.
 
+mod check_out;
 mod load_cmd;
 mod matrix_cmd;
 mod memory;
@@ -9,6 +10,7 @@ mod run_cmd;
 mod simulate_cmd;
 mod units;
 
+use check_out::CheckFormat;
 use clap::{Parser, Subcommand, ValueEnum};
 use interlock::{Error, Flavour, Model, Options, StepMemo, Verdict};
 use std::io::Write;
@@ -76,8 +78,12 @@ enum Command {
     Check {
         /// Files or folders; default `models`.
         paths: Vec<PathBuf>,
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+        format: CheckFormat,
+        /// Also write a page per model file to this folder, to step through its trace in a
+        /// browser, and an `index.html` listing them (docs/html.md).
+        #[arg(long, value_name = "DIR")]
+        html_dir: Option<PathBuf>,
         /// Print only the summary table.
         #[arg(long, short)]
         quiet: bool,
@@ -87,8 +93,7 @@ enum Command {
         #[arg(long)]
         full: bool,
         /// After each verdict, print what the search covered: each statement with the times
-        /// it ran and the states it ran from, each `if` with how often it went each way (the
-        /// step memo is off, so that the counts are exact).
+        /// it ran and the states it ran from, each `if` with how often it went each way.
         #[arg(long)]
         coverage: bool,
         /// Print the trace of this path instead of searching: a replay token, as printed under
@@ -447,6 +452,7 @@ fn main() -> ExitCode {
         Command::Check {
             paths,
             format,
+            html_dir,
             quiet,
             full,
             coverage,
@@ -472,13 +478,11 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let mut opts = search.options(max_states, max_depth);
-            if coverage {
-                opts.step_memo = StepMemo::Off;
-            }
-            let watch = Watch::new(&search, !quiet && format == Format::Text);
+            let opts = search.options(max_states, max_depth);
+            let watch = Watch::new(&search, !quiet && format == CheckFormat::Text);
             let show = Show {
                 format,
+                html_dir,
                 quiet,
                 coverage,
                 full,
@@ -767,7 +771,9 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 #[allow(clippy::too_many_arguments)]
 /// What `check` prints.
 struct Show {
-    format: Format,
+    format: CheckFormat,
+    /// `--html-dir`: where the pages go.
+    html_dir: Option<PathBuf>,
     quiet: bool,
     /// `--coverage`: the table of what each search covered.
     coverage: bool,
@@ -793,7 +799,7 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
         let f = match entry {
             Ok(f) => f,
             Err((path, e)) => {
-                if format == Format::Text {
+                if format == CheckFormat::Text {
                     eprintln!("{e}");
                 }
                 let why = e.lines().next().unwrap_or("").trim_start_matches("error: ");
@@ -821,7 +827,8 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
                     let v = watch.check(&m, opts, &label);
                     let alone = files.len() == 1 && !several;
                     let notable = v.trace.is_some() || !v.met() || !v.warnings.is_empty();
-                    if format == Format::Text && !quiet && (alone || notable || show.coverage) {
+                    if format == CheckFormat::Text && !quiet && (alone || notable || show.coverage)
+                    {
                         outln!("{label}: {}\n{}", v.model.name(), v.render_with(show.full));
                         if show.coverage {
                             outln!("{}", v.coverage_table());
@@ -839,7 +846,7 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
                 }
             }
             Err(e) => {
-                if format == Format::Text {
+                if format == CheckFormat::Text {
                     eprint!("{e}");
                     if matches!(e, Error::Io { .. }) {
                         eprintln!();
@@ -851,11 +858,17 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
     }
     let single = rows.len() == 1;
     match format {
-        Format::Text if !single || quiet => out!("{}", table(&rows)),
-        Format::Text => {}
-        Format::Json => outln!("{}", json(&rows, exit_number(&rows))),
+        CheckFormat::Text if !single || quiet => out!("{}", table(&rows)),
+        CheckFormat::Text => {}
+        _ => out!("{}", check_out::render(format, &rows)),
     }
-    ExitCode::from(exit_number(&rows))
+    if let Some(dir) = &show.html_dir {
+        if let Err(e) = check_out::html_dir(dir, &rows) {
+            eprintln!("{e}\n  hint: name a folder this user may write to");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::from(check_out::exit_number(&rows))
 }
 
 /// `check FILE --path TOKEN`: the trace of that path, and what its end state breaks.
@@ -971,18 +984,6 @@ fn load(path: &Path, how: &Loading) -> Result<Vec<Model>, Error> {
 
 /// The exit code of a run over several models: each model's, the highest in the order
 /// 2 (bad input) > 1 (not met) > 3 (incomplete) > 0 (met) winning ([`EXIT_CODES`]).
-fn exit_number(rows: &[(String, Result<Verdict, Error>)]) -> u8 {
-    let code = |r: &Result<Verdict, Error>| match r {
-        Err(_) => 2u8,
-        Ok(v) if matches!(v.outcome, interlock::Outcome::Incomplete { .. }) => 3,
-        Ok(v) if v.met() => 0,
-        Ok(_) => 1,
-    };
-    let precedence = |c: &u8| [0, 2, 3, 1][*c as usize];
-    let worst = rows.iter().map(|(_, r)| code(r)).max_by_key(precedence);
-    worst.unwrap_or(0)
-}
-
 fn table(rows: &[(String, Result<Verdict, Error>)]) -> String {
     let w = rows
         .iter()
@@ -1024,26 +1025,6 @@ fn table(rows: &[(String, Result<Verdict, Error>)]) -> String {
         .count();
     out.push_str(&format!("{met} of {} models as expected\n", rows.len()));
     out
-}
-
-fn json(rows: &[(String, Result<Verdict, Error>)], exit_code: u8) -> String {
-    let items: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|(f, r)| match r {
-            Ok(v) => interlock::json::verdict(f, v),
-            Err(Error::Invalid(d)) => interlock::json::invalid(f, d),
-            Err(e @ Error::Io { .. }) => {
-                let item = serde_json::json!({
-                    "message": e.to_string().trim_start_matches("error: "), "label": "",
-                    "hint": null, "line": null, "column": null, "end_line": null,
-                    "end_column": null,
-                });
-                interlock::json::unreadable(f, vec![item], e.to_string())
-            }
-        })
-        .collect();
-    let doc = interlock::json::document(items, exit_code);
-    serde_json::to_string_pretty(&doc).expect("JSON values serialise")
 }
 
 fn list(paths: &[PathBuf]) -> ExitCode {

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::html::escape as esc;
 use crate::lang::tags::{FAULTS, STRATEGIES};
 use crate::{Failure, Figures, Outcome, Verdict};
 
@@ -459,13 +460,6 @@ impl Matrix {
 /// `|` would end a Markdown cell.
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|")
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// At most `n` characters, the last an ellipsis when cut.

@@ -1,10 +1,12 @@
 //! Counterexamples as data: the path replayed step by step with what each step did.
-//! Renderers (`text`, `json`) are separate and only read a [`Trace`].
+//! Renderers (`text`, `json`, `mermaid`, `dot`) are separate and only read a [`Trace`].
 
 pub mod belief;
 pub(crate) mod describe;
+pub mod dot;
 pub mod holders;
 pub mod json;
+pub mod mermaid;
 pub mod rows;
 pub mod schedule;
 pub(crate) mod series;
@@ -199,6 +201,18 @@ impl Trace {
     #[must_use]
     pub fn json(&self, m: &crate::Model) -> serde_json::Value {
         json::render(m.ir(), self)
+    }
+
+    /// The trace as a Mermaid sequence diagram.
+    #[must_use]
+    pub fn mermaid(&self, m: &crate::Model) -> String {
+        mermaid::render(m.ir(), self)
+    }
+
+    /// The trace as a Graphviz graph: the path of states, and a deadlock's wait-for graph.
+    #[must_use]
+    pub fn dot(&self, m: &crate::Model) -> String {
+        dot::render(m.ir(), self)
     }
 
     /// Its replay token: the path in the step names the trace shows, which

@@ -208,8 +208,9 @@ fn loop_marker(t: &Trace, i: usize) -> String {
     }
 }
 
-/// After the table: for a deadlock, who waits for whom; for a lasso, where it loops back.
-fn ending(m: &Model, t: &Trace) -> String {
+/// After the table: for a deadlock, who waits for whom (a `  A waits for …` line each); for a
+/// lasso, where it loops back.
+pub(crate) fn ending(m: &Model, t: &Trace) -> String {
     if let Some(start) = t.loop_start {
         return format!("↻ back to step {} — forever\n", start + 1);
     }

@@ -12,6 +12,7 @@ mod lang;
 mod load;
 mod matrix;
 mod models;
+mod pictures;
 mod reading;
 mod reductions;
 mod regressions;

@@ -105,7 +105,7 @@ fn diagrams(format: CheckFormat, rows: &[Row]) -> String {
     for (label, r) in rows {
         let Ok(v) = r else {
             out.push_str(&format!(
-                "{comment} {label}: not checked (its errors are above)\n\n"
+                "{comment} {label}: not checked (its errors are on standard error)\n\n"
             ));
             continue;
         };

@@ -799,7 +799,7 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
         let f = match entry {
             Ok(f) => f,
             Err((path, e)) => {
-                if format == CheckFormat::Text {
+                if format != CheckFormat::Json {
                     eprintln!("{e}");
                 }
                 let why = e.lines().next().unwrap_or("").trim_start_matches("error: ");
@@ -846,7 +846,7 @@ fn check(paths: &[PathBuf], show: &Show, opts: Options, db: &Loading, watch: &Wa
                 }
             }
             Err(e) => {
-                if format == CheckFormat::Text {
+                if format != CheckFormat::Json {
                     eprint!("{e}");
                     if matches!(e, Error::Io { .. }) {
                         eprintln!();

@@ -38,6 +38,7 @@ macro_rules! internal {
 
 internal!(exec, explore, ir, lang, sim, trace, world);
 
+mod explain;
 pub mod html;
 pub mod json;
 mod limits;
@@ -317,6 +318,19 @@ impl Model {
     #[must_use]
     pub fn origin(&self) -> &str {
         &self.ir.origin
+    }
+
+    /// What `interlock explain` prints: the lesson, the world, each process group's steps with
+    /// their model lines, the environment's moves and faults, the properties, and for each
+    /// flavour the file is checked on its expectation and the rules of docs/semantics.md that
+    /// apply. Nothing is searched.
+    ///
+    /// # Errors
+    /// As [`Model::variants`].
+    pub fn explain(&self) -> Result<String, Error> {
+        let variants = self.variants()?;
+        let irs: Vec<&ir::Model> = variants.iter().map(|v| &*v.ir).collect();
+        Ok(explain::render(&irs))
     }
 
     /// The expectation, as the `expect` line says it: `holds`, `violated NAME`, `deadlock`,

@@ -314,6 +314,15 @@ enum Command {
         /// Files or folders; default `models`.
         paths: Vec<PathBuf>,
     },
+    /// Read a model aloud before checking it: its lesson, its world, its processes as the
+    /// steps the checker interleaves (with their model lines), the environment's moves and
+    /// faults, its properties, and per flavour its expectation and the rules of
+    /// docs/semantics.md that apply. Searches nothing; exit 0, or 2 for a bad model.
+    Explain {
+        /// Model files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
 }
 
 /// How to search (docs/explorer.md).
@@ -491,6 +500,7 @@ fn main() -> ExitCode {
             check(&paths, &show, opts, &db, &watch)
         }
         Command::List { paths } => list(&paths),
+        Command::Explain { paths } => explain(&paths),
         Command::Matrix {
             paths,
             format,
@@ -1047,6 +1057,34 @@ fn list(paths: &[PathBuf]) -> ExitCode {
                     };
                     outln!("    expect{on}: {}", v.expected());
                 }
+            }
+            Err(e) => {
+                eprint!("{e}");
+                bad = true;
+            }
+        }
+    }
+    if bad {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn explain(paths: &[PathBuf]) -> ExitCode {
+    let files = match model_files(paths) {
+        Ok(f) => f,
+        Err((_, e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut bad = false;
+    for (i, f) in files.iter().enumerate() {
+        match Model::from_file(f).and_then(|m| m.explain()) {
+            Ok(text) => {
+                let gap = if i == 0 { "" } else { "\n" };
+                out!("{gap}{text}");
             }
             Err(e) => {
                 eprint!("{e}");

@@ -105,6 +105,46 @@ fn quoted_outputs_match_the_checker() {
     }
 }
 
+/// Every `$ … explain FILE` example in the tutorial and the course is what `interlock
+/// explain` prints today (`INTERLOCK_BLESS=1` rewrites the blocks).
+#[test]
+fn quoted_explanations_match() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("INTERLOCK_BLESS").is_some();
+    let mut quoted = 0;
+    for doc in quoting_documents(root) {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let starts: Vec<(usize, String)> = lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let rest = l.strip_prefix("$ ")?.split(" explain ").nth(1)?;
+                Some((i, rest.trim().to_string()))
+            })
+            .collect();
+        for (i, file) in starts.into_iter().rev() {
+            quoted += 1;
+            let to = (i + 1..lines.len())
+                .find(|&k| lines[k].starts_with("```"))
+                .unwrap_or(lines.len());
+            let source = std::fs::read_to_string(root.join(&file)).unwrap();
+            let m = Model::parse(&file, &source).unwrap_or_else(|e| panic!("{e}"));
+            let out = m.explain().unwrap();
+            let new: Vec<String> = out.trim_end().lines().map(str::to_string).collect();
+            if bless {
+                lines.splice(i + 1..to, new);
+            } else {
+                assert_eq!(lines[i + 1..to], new[..], "{}: {file}", doc.display());
+            }
+        }
+        if bless {
+            std::fs::write(&doc, lines.join("\n") + "\n").unwrap();
+        }
+    }
+    assert!(quoted > 0, "the tutorial quotes `interlock explain`");
+}
+
 /// The five self-test questions of the first source article are each answered by at least
 /// one model whose quoted verdict is the answer.
 #[test]

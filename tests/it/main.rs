@@ -3,6 +3,7 @@
 mod cli;
 mod coverage;
 mod docs;
+mod explain;
 mod fuzz;
 mod golden;
 mod hermitage;

@@ -15,7 +15,7 @@ pub enum CheckFormat {
     Html,
     /// A Mermaid sequence diagram per counterexample.
     Mermaid,
-    /// A Graphviz graph per counterexample.
+    /// A Graphviz graph per counterexample, and a small model's whole state graph.
     Dot,
 }
 
@@ -124,8 +124,23 @@ fn diagrams(format: CheckFormat, rows: &[Row]) -> String {
                 v.summary()
             )),
         }
+        if format == CheckFormat::Dot {
+            out.push_str(&state_graph(label, v));
+        }
     }
     out
+}
+
+/// `--format dot`'s second graph of a model: its whole state graph when it is small, or a
+/// comment saying why there is none.
+fn state_graph(label: &str, v: &interlock::Verdict) -> String {
+    match v.state_graph() {
+        Some(g) => format!("// {label}: every reachable state\n{g}\n"),
+        None => format!(
+            "// {label}: no state graph: more than {} states\n\n",
+            interlock::STATE_GRAPH_MAX
+        ),
+    }
 }
 
 /// `--html-dir DIR`: a page per model file (every flavour it ran against on one page, its

@@ -66,6 +66,7 @@ pub use lang::{Diagnostic, Diagnostics, ParseOptions};
 pub use schedules::ScheduleRun;
 pub use simulation::{Figures, SimProgress, SimulateOptions, Simulation, SIMULATION_JSON_VERSION};
 pub use trace::schedule::{Cause, Driver, ScheduleError};
+pub use trace::states::MAX_STATES as STATE_GRAPH_MAX;
 pub use trace::token::TokenError;
 pub use trace::Trace;
 pub use verdict::Verdict;

@@ -63,6 +63,16 @@ impl Verdict {
         }
     }
 
+    /// The model's whole state graph as a Graphviz `digraph`, the counterexample's path
+    /// marked in it, when the model has at most [`crate::trace::states::MAX_STATES`]
+    /// states (the plain search, no reduction, finds them again).
+    #[must_use]
+    pub fn state_graph(&self) -> Option<String> {
+        let m = self.model.ir();
+        let g = crate::explore::graph::build(m, crate::trace::states::MAX_STATES)?;
+        crate::trace::states::render(m, &g, self.trace.as_ref())
+    }
+
     /// `holds`, `violated no_oversell`, `deadlock`, `incomplete (…)`.
     #[must_use]
     pub fn summary(&self) -> String {

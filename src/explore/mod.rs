@@ -6,6 +6,7 @@ mod chunked;
 pub mod coverage;
 mod dead;
 mod dfs;
+pub mod graph;
 mod liveness;
 pub mod memo;
 mod parallel;

@@ -103,7 +103,7 @@ fn waits(m: &Model, t: &Trace) -> String {
 }
 
 /// Text inside a DOT double-quoted string: `"` and `\` escaped, a newline `\n`.
-fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -11,6 +11,7 @@ pub mod rows;
 pub mod schedule;
 pub(crate) mod series;
 pub mod snapshot;
+pub mod states;
 pub mod summary;
 pub mod text;
 pub mod token;

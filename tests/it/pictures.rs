@@ -271,3 +271,70 @@ fn model_text_cannot_break_out_of_the_page() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `digraph states` of `check --format dot`: for every built-in model (every flavour)
+/// small enough, every state the plain search counts, each transition once, and a
+/// counterexample's path through it in red.
+#[test]
+fn every_small_model_draws_its_whole_state_graph_with_the_path_in_it() {
+    let (mut drawn, mut marked) = (0, 0);
+    for path in super::models::all_models() {
+        let model = Model::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        for m in model.variants().unwrap_or_else(|e| panic!("{e}")) {
+            let label = path.display().to_string();
+            let plain = m.check_with(Options {
+                max_states: Some(interlock::STATE_GRAPH_MAX + 1),
+                ..Options::full()
+            });
+            let graph = plain.state_graph();
+            if matches!(plain.outcome, interlock::Outcome::Incomplete { .. }) {
+                assert!(graph.is_none(), "{label}: a graph past the bound");
+                continue;
+            }
+            // A failing search stops at the failure's depth: the whole graph may be larger.
+            let whole = interlock::explore::graph::build(m.ir(), interlock::STATE_GRAPH_MAX);
+            let Some(g) = graph else {
+                assert!(whole.is_none(), "{label}: a small graph not drawn");
+                continue;
+            };
+            drawn += 1;
+            assert!(
+                g.starts_with("digraph states {\n") && g.ends_with("}\n"),
+                "{label}"
+            );
+            let nodes = g
+                .lines()
+                .filter(|l| l.starts_with("  n") && l.contains(" [label=") && !l.contains(" -> "))
+                .count();
+            let edges: Vec<&str> = g.lines().filter(|l| l.contains(" -> ")).collect();
+            if plain.outcome == interlock::Outcome::Holds {
+                assert_eq!(
+                    nodes, plain.stats.states,
+                    "{label}: the plain search's states"
+                );
+                assert!(!g.contains("color=red"), "{label}: nothing to mark");
+            }
+            let Some(t) = &plain.trace else { continue };
+            marked += 1;
+            let red = edges.iter().filter(|l| l.contains("color=red")).count();
+            assert!(
+                red >= 1.min(t.steps.len()) && red <= t.steps.len(),
+                "{label}\n{g}"
+            );
+            let failure = t.failure.map(|f| f.name(m.ir())).unwrap_or_default();
+            let end = match t.steps.len() {
+                0 => "start".to_string(),
+                n => format!("after step {n}"),
+            };
+            assert!(
+                g.lines()
+                    .any(|l| l.contains(&end) && l.contains(&format!("✗ {failure}"))),
+                "{label}: the path's end is marked\n{g}"
+            );
+        }
+    }
+    assert!(
+        drawn >= 60 && marked >= 20,
+        "only {drawn} graphs, {marked} with a path"
+    );
+}

@@ -98,7 +98,8 @@ enum Command {
         coverage: bool,
         /// Print the trace of this path instead of searching: a replay token, as printed under
         /// every counterexample (`'buyer[0] buyer[1] tick 100ms …'`). One model file; exit 0
-        /// when the path fits the model, 2 when a step does not.
+        /// when the path fits the model, 2 when a step does not. With `--format json`,
+        /// `mermaid` or `dot`, the trace in that form (not `html`).
         #[arg(long, value_name = "TOKEN")]
         path: Option<String>,
         /// Stop (verdict: incomplete) after this many distinct states.
@@ -479,7 +480,7 @@ fn main() -> ExitCode {
                 set,
             };
             if let Some(token) = path {
-                return replay(&paths, &db, &token, full);
+                return replay(&paths, &db, &token, full, format);
             }
             if search.threads == Some(0) {
                 eprintln!(
@@ -924,13 +925,37 @@ fn one_model(paths: &[PathBuf], db: &Loading, what: &str) -> Result<(PathBuf, Mo
     Ok((files[0].clone(), m))
 }
 
-fn replay(paths: &[PathBuf], db: &Loading, token: &str, full: bool) -> ExitCode {
+fn replay(
+    paths: &[PathBuf],
+    db: &Loading,
+    token: &str,
+    full: bool,
+    format: CheckFormat,
+) -> ExitCode {
+    if format == CheckFormat::Html {
+        eprintln!(
+            "error: --path does not write an HTML page\n  hint: `--format html` without \
+             --path draws the counterexample's page; --path takes text, json, mermaid or dot"
+        );
+        return ExitCode::from(2);
+    }
     let (file, m) = match one_model(paths, db, "--path") {
         Ok(x) => x,
         Err(code) => return code,
     };
     let (files, m) = ([file], &m);
     match m.trace_of(token) {
+        Ok(t) if format != CheckFormat::Text => {
+            match format {
+                CheckFormat::Mermaid => out!("{}", t.mermaid(m)),
+                CheckFormat::Dot => out!("{}", t.dot(m)),
+                _ => outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&t.json(m)).expect("JSON values serialise")
+                ),
+            }
+            ExitCode::SUCCESS
+        }
         Ok(t) => {
             outln!("{}: {}", files[0].display(), m.name());
             let n = t.len();

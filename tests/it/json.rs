@@ -229,6 +229,45 @@ fn check_path_prints_the_trace_of_a_token() {
     );
 }
 
+/// `check --path` in the other forms: the same trace as JSON (what `check --format json` puts
+/// under the verdict), a Mermaid diagram, a Graphviz graph; an HTML page is a usage error.
+#[test]
+fn check_path_takes_a_format() {
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_interlock"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "check",
+                "models/no-lock/lost-update.model",
+                "--format",
+                format,
+            ])
+            .args(["--path", "buyer[0] buyer[1]*2 buyer[0]"])
+            .output()
+            .expect("the binary runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code().expect("an exit code"), text, out.stderr)
+    };
+    let (code, json, _) = run("json");
+    assert_eq!(code, 0);
+    let trace: Json = serde_json::from_str(&json).expect("one JSON value");
+    let (_, doc) = cli_json(&["models/no-lock/lost-update.model"]);
+    assert_eq!(
+        trace, doc["results"][0]["trace"],
+        "the search's trace, as --path gives it"
+    );
+    let (code, mermaid, _) = run("mermaid");
+    assert!(
+        code == 0 && mermaid.starts_with("sequenceDiagram\n"),
+        "{mermaid}"
+    );
+    let (code, dot, _) = run("dot");
+    assert!(code == 0 && dot.starts_with("digraph trace {\n"), "{dot}");
+    let (code, html, err) = run("html");
+    assert_eq!((code, html.as_str()), (2, ""));
+    assert!(String::from_utf8_lossy(&err).contains("--path does not write an HTML page"));
+}
+
 /// The `replay:` lines under a counterexample fit 100 columns however deep the model's file
 /// lies (up to a file name wider than a line), and a shell runs them as printed.
 #[test]

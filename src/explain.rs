@@ -82,6 +82,7 @@ fn legend(groups: &str) -> String {
     for (sign, meaning) in [
         ("⏱", "time passes (another process may run)."),
         ("↻", "a loop."),
+        ("×", "a `for`: its body once per item, as if written out."),
         ("⟳", "a timer of the process (a watchdog) starts or stops."),
     ] {
         if groups.contains(sign) {

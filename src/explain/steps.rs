@@ -19,6 +19,8 @@ enum Mark {
     Timer,
     /// The rest of an `atomic` block, part of the step above.
     Inside,
+    /// The head of a `for`: its body once per item (unrolled); kept when it guards a line.
+    Unrolled,
     /// A condition; kept only when it guards a line kept below it.
     Test,
 }
@@ -30,6 +32,7 @@ impl Mark {
             Mark::Delay => "⏱",
             Mark::Timer => "⟳",
             Mark::Loop => "↻",
+            Mark::Unrolled => "×",
             Mark::Inside | Mark::Test => " ",
         }
     }
@@ -118,7 +121,22 @@ fn kept(src: &Source, g: &Group) -> Vec<(usize, Mark)> {
             _ => {}
         }
     }
+    for_heads(src, &mut marks);
     guarding(src, marks.into_iter().collect())
+}
+
+/// Marks the `for` lines among the program's lines: no op carries one, as the loop is
+/// unrolled when the model is read.
+fn for_heads(src: &Source, marks: &mut BTreeMap<usize, Mark>) {
+    let (Some(&first), Some(&last)) = (marks.keys().next(), marks.keys().last()) else {
+        return;
+    };
+    for line in first..last {
+        let text = src.text(line).trim();
+        if text.starts_with("for $") && text.ends_with('{') {
+            marks.entry(line).or_insert(Mark::Unrolled);
+        }
+    }
 }
 
 fn inside(src: &Source, body: &[Op], mark: &mut impl FnMut(usize, Mark)) {
@@ -131,7 +149,7 @@ fn inside(src: &Source, body: &[Op], mark: &mut impl FnMut(usize, Mark)) {
 fn guarding(src: &Source, lines: Vec<(usize, Mark)>) -> Vec<(usize, Mark)> {
     let mut out: Vec<(usize, Mark)> = Vec::new();
     for (line, mark) in lines.into_iter().rev() {
-        if mark == Mark::Test {
+        if matches!(mark, Mark::Test | Mark::Unrolled) {
             let deeper = out
                 .last()
                 .is_some_and(|&(next, _)| leading(src.text(next)) > leading(src.text(line)));

@@ -307,6 +307,14 @@ pub enum StmtKind {
         head: Span,
         body: Block,
     },
+    /// `for $v in ITEMS { … }`: the body once per item, in order, `$v` standing for the item
+    /// (a name is a string); unrolled when lowered. `head` is `for $v in ITEMS`.
+    For {
+        var: Name,
+        items: Vec<Lit>,
+        head: Span,
+        body: Block,
+    },
     /// `loop { … }`: unbounded; only `break` leaves it. `head` is the `loop` keyword.
     Loop {
         head: Span,

@@ -8,13 +8,26 @@ use super::ast::{self, ExprKind, LitKind, Name};
 use super::diag::Diagnostic;
 use super::scope::Cx;
 use super::suggest;
-use crate::ir::{Expr, Pid, StatusKind, Value};
+use crate::ir::{Expr, Pid, Span, StatusKind, Value};
 
 /// A program's locals: index = position; `defined` are those assigned or bound somewhere.
+/// `consts` are the variables of the `for` loops being unrolled, innermost last.
 pub struct Locals {
     names: IndexSet<String>,
     defined: BTreeSet<String>,
     reported: BTreeSet<String>,
+    consts: Vec<ForConst>,
+}
+
+/// A `for` variable in one copy of its body: the item it stands for.
+pub struct ForConst {
+    pub name: String,
+    /// The item when it is a whole number; otherwise it is a string (a name or a string).
+    pub int: Option<i64>,
+    /// The item as written, for keys and servers.
+    pub text: String,
+    /// Where the item is written.
+    pub span: Span,
 }
 
 impl Locals {
@@ -23,6 +36,30 @@ impl Locals {
             names: IndexSet::new(),
             defined,
             reported: BTreeSet::new(),
+            consts: Vec::new(),
+        }
+    }
+
+    /// The `for` variable `name` is bound to an item until [`Locals::pop_const`].
+    pub fn push_const(&mut self, c: ForConst) {
+        self.consts.push(c);
+    }
+
+    pub fn pop_const(&mut self) {
+        self.consts.pop();
+    }
+
+    /// The innermost `for` variable called `name`, if one is bound.
+    pub fn constant(&self, name: &str) -> Option<&ForConst> {
+        self.consts.iter().rev().find(|c| c.name == name)
+    }
+
+    /// A local read in code or SQL: the item of a `for` variable, else the local.
+    pub fn value(&mut self, cx: &mut Cx, name: &Name) -> Expr {
+        match self.constant(&name.text) {
+            Some(ForConst { int: Some(v), .. }) => Expr::Lit(Value::Int(*v)),
+            Some(c) => Expr::Lit(Value::Str(cx.intern(&c.text))),
+            None => Expr::Local(self.read(cx, name)),
         }
     }
 
@@ -121,7 +158,7 @@ fn local(cx: &mut Cx, place: &mut Place, e: &ast::Expr) -> Expr {
                 text: n.clone(),
                 span: e.span,
             };
-            Expr::Local(locals.read(cx, &name))
+            locals.value(cx, &name)
         }
         _ => {
             let d = Diagnostic::new("properties cannot read locals", e.span, "a process's local")

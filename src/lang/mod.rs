@@ -6,6 +6,7 @@ mod decls;
 mod delay;
 mod diag;
 mod expr;
+mod for_loop;
 mod lexer;
 mod lower;
 mod lower_expr;

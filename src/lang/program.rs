@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+mod unroll;
+
 use super::ast::{BackoffAst, Block, DelayAst, DistAst, GhostOp, Name, ProcessDecl, RedisAst, SqlText, Stmt, StmtKind};
 use super::diag::Diagnostic;
 use super::lower_expr::{self, Locals, Place};
@@ -39,6 +41,8 @@ pub fn lower_program(cx: &mut Cx, decl: &ProcessDecl) -> (Program, Vec<Region>) 
         handlers: Vec::new(),
         regions: Vec::new(),
         region_lines: HashMap::new(),
+        unrolled: 0,
+        unroll_reported: false,
         tests: Vec::new(),
         raised: {
             let mut codes = Vec::new();
@@ -88,6 +92,9 @@ struct Builder<'a, 'd> {
     region_lines: HashMap<String, usize>,
     /// The ops that test an `if`'s condition, at the program's top level (not in `atomic`).
     tests: Vec<u32>,
+    /// Statements the `for` loops have unrolled to so far, and whether too many were reported.
+    unrolled: usize,
+    unroll_reported: bool,
     /// The application's error codes a `raise` of this program raises: the only ones its
     /// `retry … on` may list besides the databases'.
     raised: Vec<String>,
@@ -103,6 +110,7 @@ fn raised_codes(block: &Block, out: &mut Vec<String>) {
                 otherwise.iter().for_each(|b| raised_codes(b, out));
             }
             StmtKind::Repeat { body, .. }
+            | StmtKind::For { body, .. }
             | StmtKind::Loop { body, .. }
             | StmtKind::Retry { body, .. }
             | StmtKind::Atomic { body, .. }
@@ -197,6 +205,12 @@ impl Builder<'_, '_> {
         match &s.kind {
             StmtKind::If { arms, otherwise } => self.if_stmt(arms, otherwise.as_ref(), ops),
             StmtKind::Repeat { count, head, body } => self.repeat(*count, body, *head, ops),
+            StmtKind::For {
+                var,
+                items,
+                head,
+                body,
+            } => self.for_stmt(var, items, *head, body, ops),
             StmtKind::Loop { head, body } => self.loop_stmt(body, *head, ops),
             StmtKind::Break => self.break_stmt(s.span, ops),
             StmtKind::Retry {
@@ -234,7 +248,7 @@ impl Builder<'_, '_> {
         Some(match kind {
             StmtKind::SetLocal { name, expr } => {
                 let expr = self.code(expr);
-                let local = self.locals.bind(&name.text);
+                let local = self.bind(name);
                 OpKind::Assign { local, expr }
             }
             StmtKind::SetGhost { name, op, expr } => self.set_ghost(name, *op, expr)?,
@@ -268,7 +282,7 @@ impl Builder<'_, '_> {
                 }
             }
             StmtKind::Pick { local, lo, hi, zipf } => OpKind::Pick {
-                local: self.locals.bind(&local.text),
+                local: self.bind(local),
                 lo: *lo as i32,
                 hi: *hi as i32,
                 zipf: *zipf,
@@ -288,7 +302,7 @@ impl Builder<'_, '_> {
             } => {
                 let server = self.server(on.as_ref(), span, "GET key on NAME");
                 let cmd = self.redis(cmd, server);
-                let into = into.as_ref().map(|n| self.locals.bind(&n.text));
+                let into = into.as_ref().map(|n| self.bind(n));
                 let (cmd, server) = (cmd?, server?);
                 if *wait {
                     OpKind::AwaitRedis { cmd, into, server }
@@ -302,13 +316,14 @@ impl Builder<'_, '_> {
                 // The watchdog renews every lease/3: that period counts toward the tick too.
                 self.cx.durations.push(lease / 3);
                 OpKind::WatchdogStart {
-                    key: self.cx.intern(&key.text),
+                    key: self.key(key)?,
                     lease: self.ms(*lease),
                 }
             }
             StmtKind::WatchdogStop => OpKind::WatchdogStop,
             StmtKind::If { .. }
             | StmtKind::Repeat { .. }
+            | StmtKind::For { .. }
             | StmtKind::Loop { .. }
             | StmtKind::Break
             | StmtKind::Retry { .. }
@@ -618,7 +633,7 @@ impl Builder<'_, '_> {
                 } else {
                     (
                         "`break` outside a loop",
-                        "`break` leaves the innermost `repeat`, `loop` or `retry`",
+                        "`break` leaves the innermost `repeat`, `loop`, `for` or `retry`",
                     )
                 };
                 self.cx
@@ -671,7 +686,10 @@ impl Builder<'_, '_> {
     fn server(&mut self, on: Option<&Name>, span: Span, example: &str) -> Option<u16> {
         self.cx.redis_used = true;
         let server = match on {
-            Some(name) => self.cx.server(name)?,
+            Some(name) => {
+                let name = self.server_named(name)?;
+                self.cx.server(&name)?
+            }
             None if self.in_atomic => return Some(self.atomic_server.unwrap_or(0)),
             None => return self.cx.only_server(span, example),
         };
@@ -696,35 +714,35 @@ impl Builder<'_, '_> {
     fn redis(&mut self, cmd: &RedisAst, server: Option<u16>) -> Option<RedisCmd> {
         Some(match cmd {
             RedisAst::Set { key, value, nx, px } => RedisCmd::Set {
-                key: self.cx.intern(&key.text),
+                key: self.key(key)?,
                 value: self.code(value),
                 nx: *nx,
                 px: px.map(|ms| self.ms(ms)),
             },
             RedisAst::Get(key) => RedisCmd::Get {
-                key: self.cx.intern(&key.text),
+                key: self.key(key)?,
             },
             RedisAst::GetReplica { key, replica, span } => {
                 if let Some(s) = server {
                     self.replica_exists(s, *replica, *span)?;
                 }
                 RedisCmd::GetReplica {
-                    key: self.cx.intern(&key.text),
+                    key: self.key(key)?,
                     replica: *replica,
                 }
             }
             RedisAst::Del(key) => RedisCmd::Del {
-                key: self.cx.intern(&key.text),
+                key: self.key(key)?,
             },
             RedisAst::Pexpire { key, ttl } => RedisCmd::Pexpire {
-                key: self.cx.intern(&key.text),
+                key: self.key(key)?,
                 ttl: self.ms(*ttl),
             },
             RedisAst::Pttl(key) => RedisCmd::Pttl {
-                key: self.cx.intern(&key.text),
+                key: self.key(key)?,
             },
             RedisAst::Incr(key) => RedisCmd::Incr {
-                key: self.cx.intern(&key.text),
+                key: self.key(key)?,
             },
             RedisAst::Wait {
                 replicas,
@@ -807,10 +825,10 @@ impl Builder<'_, '_> {
     }
 
     fn sql(&mut self, sql: &SqlText) -> Option<OpKind> {
-        let into: Vec<u16> = sql.into.iter().map(|n| self.locals.bind(&n.text)).collect();
+        let into: Vec<u16> = sql.into.iter().map(|n| self.bind(n)).collect();
         let on_error = match &sql.catch {
             Some(name) => Some(OnError {
-                local: self.locals.bind(&name.text),
+                local: self.bind(name),
                 codes: Vec::new(),
                 target: None,
             }),

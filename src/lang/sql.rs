@@ -858,7 +858,7 @@ impl SqlLower<'_, '_, '_> {
             text: name.to_string(),
             span,
         };
-        Expr::Local(self.locals.read(self.cx, &name))
+        self.locals.value(self.cx, &name)
     }
 }
 

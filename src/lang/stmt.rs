@@ -8,8 +8,8 @@ use super::parser::{PResult, Parser};
 use super::suggest;
 use crate::ir::Span;
 
-const STATEMENTS: [&str; 33] = [
-    "if", "else", "repeat", "loop", "break", "return", "work", "sleep", "call", "pick", "raise", "lock", "unlock", "atomic",
+const STATEMENTS: [&str; 34] = [
+    "if", "else", "for", "repeat", "loop", "break", "return", "work", "sleep", "call", "pick", "raise", "lock", "unlock", "atomic",
     "await", "retry", "begin", "start", "commit", "rollback", "select", "update", "insert",
     "delete", "SET", "GET", "DEL", "PEXPIRE", "PTTL", "INCR", "WAIT", "watchdog", "region",
 ];
@@ -117,6 +117,7 @@ impl Parser<'_> {
             "region" => self.region(),
             "if" => self.if_stmt(),
             "repeat" => self.repeat(),
+            "for" => self.for_stmt(),
             "loop" => self.loop_stmt(),
             "retry" => self.retry(),
             "return" => self.return_stmt(),
@@ -448,7 +449,7 @@ impl Parser<'_> {
         let start = self.pos;
         self.bump();
         let on = if self.eat_word("on") {
-            Some(self.name("a Redis server name")?)
+            Some(self.server_name()?)
         } else {
             None
         };
@@ -491,7 +492,7 @@ impl Parser<'_> {
             }
         };
         let on = if self.eat_word("on") {
-            Some(self.name("a Redis server name")?)
+            Some(self.server_name()?)
         } else {
             None
         };
@@ -606,8 +607,24 @@ impl Parser<'_> {
         Ok(StmtKind::Region { name, body })
     }
 
-    /// A Redis key: a string, or a name written as Redis users write keys — words, numbers
-    /// and `:`, `-`, `.`, `/` with no space between them (`lock:order:42`, `job-7`).
+    /// The server after `on`: a name, or a `for` variable (`on $n`), kept as `$n`.
+    fn server_name(&mut self) -> PResult<Name> {
+        let t = self.peek().clone();
+        match t.tok {
+            Tok::Local(name) if name != "me" => {
+                self.bump();
+                Ok(Name {
+                    text: format!("${name}"),
+                    span: t.span,
+                })
+            }
+            _ => self.name("a Redis server name"),
+        }
+    }
+
+    /// A Redis key: a string, or a name written as Redis users write keys — words, numbers,
+    /// `$variables` and `:`, `-`, `.`, `/` with no space between them (`lock:order:42`,
+    /// `job-7`, `lock:$n`). A `$variable` stays in the text; lowering replaces it.
     pub(super) fn redis_key(&mut self) -> PResult<Name> {
         let t = self.peek().clone();
         match t.tok {
@@ -615,7 +632,7 @@ impl Parser<'_> {
                 self.bump();
                 return Ok(Name { text, span: t.span });
             }
-            Tok::Word(_) | Tok::Num { .. } => {}
+            Tok::Word(_) | Tok::Num { .. } | Tok::Local(_) => {}
             _ => return self.unexpected("a Redis key (a name like `lock:order:42`, or a string)"),
         }
         let start = t.span.start;
@@ -625,7 +642,7 @@ impl Parser<'_> {
             let next = self.peek();
             let glued = next.span.start == end
                 && match &next.tok {
-                    Tok::Word(_) | Tok::Num { .. } => true,
+                    Tok::Word(_) | Tok::Num { .. } | Tok::Local(_) => true,
                     Tok::Punct(p) => matches!(*p, ":" | "-" | "." | "/"),
                     _ => false,
                 };

@@ -148,7 +148,7 @@ fn a_loop_that_never_steps_is_refused() {
 fn break_outside_any_loop_names_loop() {
     let src = source("", "break", "");
     let errs = errors(&src);
-    assert!(errs[0].contains("`repeat`, `loop` or `retry`"), "{errs:?}");
+    assert!(errs[0].contains("`repeat`, `loop`, `for` or `retry`"), "{errs:?}");
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod clock;
 mod core;
 mod db;
 mod faults;
+mod for_loop;
 mod liveness;
 mod redis;
 mod timing;

@@ -71,7 +71,8 @@ fn compound(e: &Expr, sc: &Scope) -> Result<Value, RunError> {
             let ticks = (i64::from(sc.state.clock) + i64::from(drift)).max(0);
             Value::Int(ticks * sc.model.tick_ms as i64)
         }
-        Expr::Key(k) => key(sc, *k),
+        Expr::Key { key: k, server } => key(sc, *k, *server),
+        Expr::Rows { table, filter } => rows(sc, *table, filter.as_deref())?,
         Expr::Count { group, status } => Value::Int(count(sc, *group, *status)),
         Expr::Status { pid, status } => {
             Value::Bool(proc_kind(&sc.state.procs[pid.index()]) == *status)
@@ -117,12 +118,12 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, RunError> {
     }
 }
 
-/// `redis(key)`: the key on the first server's current primary.
-fn key(sc: &Scope, k: crate::ir::value::Sym) -> Value {
+/// `redis(key on S)`: the key on the server's current primary.
+fn key(sc: &Scope, k: crate::ir::value::Sym, server: u16) -> Value {
     if sc.model.redis.is_empty() {
         return Value::Nil;
     }
-    let node = sc.state.node(sc.model, 0);
+    let node = sc.state.node(sc.model, server);
     sc.state.redis[node].get(k).map_or(Value::Nil, |k| k.value)
 }
 
@@ -161,6 +162,24 @@ fn sum(sc: &Scope, table: u16, column: u16) -> Result<Value, RunError> {
         }
     }
     Ok(Value::Int(total))
+}
+
+/// `count(t where cond)`: the rows' newest committed versions the condition holds for; a
+/// deleted row is not counted.
+fn rows(sc: &Scope, table: u16, filter: Option<&Expr>) -> Result<Value, RunError> {
+    let db = &sc.state.db;
+    let mut n = 0;
+    for r in 0..db.rows(table) {
+        let Some(row) = db.row(table, r).latest() else {
+            continue;
+        };
+        let holds = match filter {
+            None => true,
+            Some(c) => eval(c, &Scope { row: Some(row), ..*sc })?.truthy(),
+        };
+        n += i64::from(holds);
+    }
+    Ok(Value::Int(n))
 }
 
 fn count(sc: &Scope, group: u16, status: StatusKind) -> i64 {

@@ -352,7 +352,7 @@ fn watched(m: &Model) -> Watched {
             e.visit(&mut |x| match x {
                 Expr::Status { pid, .. } => w.pids.push(pid.index()),
                 Expr::Count { group, .. } => w.groups.push(*group as usize),
-                Expr::Key(k) => w.keys.push(*k),
+                Expr::Key { key, .. } => w.keys.push(*key),
                 // Ghosts and cells change only in steps that write them (never private);
                 // the rest reads no process's private state.
                 Expr::Lit(_)
@@ -361,6 +361,7 @@ fn watched(m: &Model) -> Watched {
                 | Expr::Me
                 | Expr::Column(_)
                 | Expr::Cell { .. }
+                | Expr::Rows { .. }
                 | Expr::Sum { .. }
                 | Expr::Now
                 | Expr::Clock

@@ -167,7 +167,8 @@ fn reads_world_only(e: &Expr) -> bool {
             | Expr::Column(_)
             | Expr::Now
             | Expr::Clock
-            | Expr::Key(_)
+            | Expr::Key { .. }
+            | Expr::Rows { .. }
             | Expr::Count { .. }
             | Expr::Status { .. } => false,
         };

@@ -384,16 +384,15 @@ fn referenced(s: &State) -> Vec<bool> {
     named
 }
 
-/// Processes a property names one by one (`status(buyer[0], …)`, `no_starvation buyer[0]`):
-/// they leave their class.
+/// Processes a property names one by one (`status(buyer[0], …)`, `no_starvation buyer[0]`,
+/// `redis(lock) = client[0]`): they leave their class.
 fn named_processes(m: &Model) -> Vec<usize> {
     let mut out = Vec::new();
     for p in &m.properties {
         for e in std::iter::once(&p.expr).chain(p.then.as_ref()) {
-            e.visit(&mut |x| {
-                if let Expr::Status { pid, .. } = x {
-                    out.push(pid.index());
-                }
+            e.visit(&mut |x| match x {
+                Expr::Status { pid, .. } | Expr::Lit(Value::Pid(pid)) => out.push(pid.index()),
+                _ => {}
             });
         }
     }

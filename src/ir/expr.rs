@@ -22,8 +22,16 @@ pub enum Expr {
     /// `sum(table.column)`: the sum of the column's newest committed values, nil ones left
     /// out (properties only).
     Sum { table: u16, column: u16 },
-    /// `redis(key)`: the key's value, `nil` when absent (properties only).
-    Key(Sym),
+    /// `redis(key)`, `redis(key on S)`: the key's value on the server's current primary,
+    /// `nil` when absent (properties only).
+    Key { key: Sym, server: u16 },
+    /// `count(table)`, `count(table where cond)`: how many rows (newest committed versions;
+    /// deleted rows not counted) the condition holds for; the condition reads the row's
+    /// columns as [`Expr::Column`] (properties only).
+    Rows {
+        table: u16,
+        filter: Option<Box<Expr>>,
+    },
     /// `count(group, status)`: how many processes of the group have the status (properties only).
     Count {
         group: u16,
@@ -55,6 +63,9 @@ impl Expr {
                 a.visit(f);
                 b.visit(f);
             }
+            Expr::Rows {
+                filter: Some(c), ..
+            } => c.visit(f),
             _ => {}
         }
     }

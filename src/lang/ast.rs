@@ -478,13 +478,20 @@ pub enum ExprKind {
         table: Name,
         column: Name,
     },
-    /// `redis(key)`
-    Key(Name),
+    /// `redis(key)`, `redis(key on server)`
+    Key { key: Name, on: Option<Name> },
     /// `count(group, status)`
     Count {
         group: Name,
         status: Name,
     },
+    /// `count(table)`, `count(table where cond)`: rows, the condition over their columns.
+    Rows {
+        table: Name,
+        filter: Option<Box<Expr>>,
+    },
+    /// `group[i]`: a process, as a value (`redis(lock) = client[0]`).
+    Process { group: Name, index: Lit },
     /// `status(group[i], status)`; the index may be left out for a group of one.
     Status {
         group: Name,

@@ -163,6 +163,18 @@ impl Parser<'_> {
 
     fn unknown_declaration<T>(&mut self, word: &str) -> PResult<T> {
         let span = self.peek().span;
+        if matches!(word, "and" | "or") {
+            let d = Diagnostic::new(
+                format!("a line cannot begin with `{word}`"),
+                span,
+                "the line above ended the property",
+            )
+            .with_hint(format!(
+                "a property goes on to the next line only when its line ends in an operator or \
+                 inside parentheses: move `{word}` to the end of the line above"
+            ));
+            return self.fail(d);
+        }
         let hint = suggest::hint(word, DECLARATIONS, "declarations are", "");
         self.fail(
             Diagnostic::new(

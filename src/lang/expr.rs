@@ -35,26 +35,51 @@ impl Parser<'_> {
         self.counting_operators(|p| p.nested(Self::or_expr))
     }
 
-    /// Takes the operator token at the cursor, counting it.
+    /// Takes the operator token at the cursor, counting it. A line that ends in an operator
+    /// goes on on the next.
     fn take_operator(&mut self) -> PResult<()> {
         let at = self.bump().span;
+        self.skip_newlines();
         self.operator(at)
+    }
+
+    /// Inside parentheses a newline does not end the expression: skips it.
+    fn continue_in_parens(&mut self) {
+        if self.parens > 0 {
+            self.skip_newlines();
+        }
+    }
+
+    /// Runs `f` inside a pair of parentheses (already opened): lines go on until they close.
+    fn in_parens<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        self.parens += 1;
+        self.skip_newlines();
+        let result = f(self);
+        if result.is_ok() {
+            self.skip_newlines();
+        }
+        self.parens -= 1;
+        result
     }
 
     fn or_expr(&mut self) -> PResult<Expr> {
         let mut left = self.and_expr()?;
+        self.continue_in_parens();
         while self.at_word("or") {
             self.take_operator()?;
             left = binary(BinOp::Or, left, self.and_expr()?);
+            self.continue_in_parens();
         }
         Ok(left)
     }
 
     fn and_expr(&mut self) -> PResult<Expr> {
         let mut left = self.not_expr()?;
+        self.continue_in_parens();
         while self.at_word("and") {
             self.take_operator()?;
             left = binary(BinOp::And, left, self.not_expr()?);
+            self.continue_in_parens();
         }
         Ok(left)
     }
@@ -75,9 +100,11 @@ impl Parser<'_> {
 
     fn cmp_expr(&mut self) -> PResult<Expr> {
         let mut left = self.sum()?;
+        self.continue_in_parens();
         while let Some(op) = comparison(&self.peek().tok) {
             self.take_operator()?;
             left = binary(op, left, self.sum()?);
+            self.continue_in_parens();
         }
         Ok(left)
     }
@@ -85,6 +112,7 @@ impl Parser<'_> {
     fn sum(&mut self) -> PResult<Expr> {
         let mut left = self.product()?;
         loop {
+            self.continue_in_parens();
             let op = match self.peek().tok {
                 Tok::Punct("+") => BinOp::Add,
                 Tok::Punct("-") => BinOp::Sub,
@@ -98,6 +126,7 @@ impl Parser<'_> {
     fn product(&mut self) -> PResult<Expr> {
         let mut left = self.unary()?;
         loop {
+            self.continue_in_parens();
             let op = match self.peek().tok {
                 Tok::Punct("*") => BinOp::Mul,
                 Tok::Punct("/") => BinOp::Div,
@@ -157,7 +186,7 @@ impl Parser<'_> {
 
     fn parenthesised(&mut self) -> PResult<Expr> {
         let start = self.bump().span;
-        let inner = self.expr()?;
+        let inner = self.in_parens(Self::expr)?;
         let end = self.expect_punct(")")?;
         let span = Span {
             start: start.start,
@@ -206,29 +235,68 @@ impl Parser<'_> {
             return self.fail(d);
         }
         self.bump();
-        let kind = match function {
+        let kind = self.in_parens(|p| p.arguments(function))?;
+        self.expect_punct(")")?;
+        Ok(kind)
+    }
+
+    /// What a function's parentheses hold.
+    fn arguments(&mut self, function: &str) -> PResult<ExprKind> {
+        Ok(match function {
             "clock" => ExprKind::Clock,
-            "redis" => ExprKind::Key(self.redis_key_name()?),
+            "redis" => {
+                let key = self.redis_key()?;
+                self.continue_in_parens();
+                let on = if self.eat_word("on") {
+                    self.continue_in_parens();
+                    Some(self.name("a Redis server name")?)
+                } else {
+                    None
+                };
+                ExprKind::Key { key, on }
+            }
             "sum" => {
                 let table = self.name("a table")?;
                 self.expect_punct(".")?;
                 let column = self.name("a column name")?;
                 ExprKind::Sum { table, column }
             }
-            "count" => {
-                let group = self.name("a process group")?;
-                self.expect_punct(",")?;
-                let status = self.name("a status (running, waiting, done, crashed or failed)")?;
-                ExprKind::Count { group, status }
-            }
+            "count" => self.count_call()?,
             _ => self.status_call()?,
-        };
-        self.expect_punct(")")?;
-        Ok(kind)
+        })
     }
 
-    fn redis_key_name(&mut self) -> PResult<Name> {
-        self.redis_key()
+    /// The inside of `count(group, status)`, `count(table)` or `count(table where cond)`.
+    fn count_call(&mut self) -> PResult<ExprKind> {
+        let name = self.name("a process group or a table")?;
+        self.continue_in_parens();
+        if self.eat_word("where") {
+            self.continue_in_parens();
+            let filter = self.expr()?;
+            return Ok(ExprKind::Rows {
+                table: name,
+                filter: Some(Box::new(filter)),
+            });
+        }
+        if self.at_punct(")") {
+            return Ok(ExprKind::Rows {
+                table: name,
+                filter: None,
+            });
+        }
+        if !self.at_punct(",") {
+            return self.unexpected(
+                "`)` (`count(sku)`), `where` and a condition (`count(sku where stock < 0)`) \
+                 or `,` and a status (`count(buyer, done)`)",
+            );
+        }
+        self.bump();
+        self.continue_in_parens();
+        let status = self.name("a status (running, waiting, done, crashed or failed)")?;
+        Ok(ExprKind::Count {
+            group: name,
+            status,
+        })
     }
 
     /// The inside of `status(group[i], status)`.
@@ -250,12 +318,17 @@ impl Parser<'_> {
         })
     }
 
-    /// `t[pk].col`
+    /// `t[pk].col`, or `group[i]`: a process.
     fn cell(&mut self, table: Name) -> PResult<ExprKind> {
         self.bump();
         let pk = self.literal()?;
         self.expect_punct("]")?;
-        self.expect_punct(".")?;
+        if !self.eat_punct(".") {
+            return Ok(ExprKind::Process {
+                group: table,
+                index: pk,
+            });
+        }
         let column = self.name("a column name")?;
         Ok(ExprKind::Cell { table, pk, column })
     }

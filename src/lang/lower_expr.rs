@@ -95,6 +95,8 @@ impl Locals {
 pub enum Place<'a> {
     Code(&'a mut Locals),
     Property,
+    /// The condition of `count(t where …)`: names are the columns of table `t`.
+    Row(u16),
 }
 
 const NIL: Expr = Expr::Lit(Value::Nil);
@@ -118,11 +120,14 @@ pub fn lower(cx: &mut Cx, place: &mut Place, e: &ast::Expr) -> Expr {
                 text: n.clone(),
                 span: e.span,
             };
-            cx.ghost(&name).map_or(NIL, Expr::Ghost)
+            match place {
+                Place::Row(t) => cx.column(*t, &name).map_or(NIL, Expr::Column),
+                _ => cx.ghost(&name).map_or(NIL, Expr::Ghost),
+            }
         }
         ExprKind::Clock => match place {
             Place::Code(_) => Expr::Clock,
-            Place::Property => {
+            Place::Property | Place::Row(_) => {
                 let d = Diagnostic::new(
                     "properties cannot read a process's clock",
                     e.span,
@@ -190,10 +195,25 @@ fn world(cx: &mut Cx, e: &ast::Expr) -> Option<Expr> {
                 column: c,
             }
         }
-        ExprKind::Key(key) => {
+        ExprKind::Key { key, on } => {
             cx.redis_used = true;
-            Expr::Key(cx.intern(&key.text))
+            let server = match on {
+                Some(name) => cx.server(name)?,
+                None => cx.only_server(e.span, "redis(KEY on NAME)")?,
+            };
+            Expr::Key {
+                key: cx.intern(&key.text),
+                server,
+            }
         }
+        ExprKind::Rows { table, filter } => {
+            let t = cx.table(table)?;
+            let filter = filter
+                .as_ref()
+                .map(|c| Box::new(lower(cx, &mut Place::Row(t), c)));
+            Expr::Rows { table: t, filter }
+        }
+        ExprKind::Process { group, index } => Expr::Lit(Value::Pid(process(cx, group, Some(index))?)),
         ExprKind::Count { group, status } => {
             let g = cx.group(group);
             let status = status_kind(cx, status)?;

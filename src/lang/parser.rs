@@ -25,6 +25,8 @@ pub struct Parser<'a> {
     in_expr: usize,
     /// Operators of the outermost expression being parsed, so far.
     operators: usize,
+    /// Open parentheses of the expression being parsed: inside them a line goes on.
+    pub parens: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -37,6 +39,7 @@ impl<'a> Parser<'a> {
             depth: 0,
             in_expr: 0,
             operators: 0,
+            parens: 0,
         }
     }
 

@@ -221,9 +221,18 @@ fn leaves(m: &Model, e: &Expr, s: &crate::world::State) -> Vec<String> {
                 let t = &m.db.as_ref().expect("sums need a db").tables[*table as usize];
                 format!("sum({}.{})", t.name, t.columns[*column as usize].name)
             }
-            Expr::Key(k) => format!("redis({})", m.symbol(*k)),
+            Expr::Key { key, server } if m.redis.len() > 1 => {
+                let on = &m.redis[usize::from(*server)].name;
+                format!("redis({} on {on})", m.symbol(*key))
+            }
+            Expr::Key { key, .. } => format!("redis({})", m.symbol(*key)),
             Expr::Count { group, status } => {
                 format!("count({}, {})", m.groups[*group as usize].name, status.name())
+            }
+            Expr::Rows { table, filter } => {
+                let t = &m.db.as_ref().expect("rows need a db").tables[*table as usize];
+                let cond = if filter.is_some() { " where …" } else { "" };
+                format!("count({}{cond})", t.name)
             }
             _ => return,
         };

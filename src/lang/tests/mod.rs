@@ -6,6 +6,7 @@ mod db;
 mod faults;
 mod for_loop;
 mod liveness;
+mod properties;
 mod redis;
 mod timing;
 mod workload;

@@ -201,6 +201,7 @@ fn redis(m: &Model, out: &mut String) {
 
 fn level_name(l: ir::Isolation) -> &'static str {
     match l {
+        ir::Isolation::ReadUncommitted => "READ UNCOMMITTED",
         ir::Isolation::ReadCommitted => "READ COMMITTED",
         ir::Isolation::RepeatableRead => "REPEATABLE READ",
         ir::Isolation::Serializable => "SERIALIZABLE",

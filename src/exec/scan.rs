@@ -184,7 +184,7 @@ fn innodb<O: Observer>(
 ) -> Result<Scan, RunError> {
     let db = schema(m);
     let txn = st.procs[pid.index()].txn.expect("in a transaction");
-    let rc = txn.isolation == Isolation::ReadCommitted;
+    let rc = txn.isolation <= Isolation::ReadCommitted; // RU locks as RC does (MY-3)
     let writes = matches!(kind, Kind::Update | Kind::Delete);
     let path = access_path(m, st, pid, table, filter)?;
     let limit = match kind {

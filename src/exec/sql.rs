@@ -328,11 +328,14 @@ pub(super) fn snapshot(st: &mut State, pid: Pid) -> u32 {
 }
 
 /// What a plain (non-locking) read sees: a snapshot at RR/SERIALIZABLE, the newest
-/// committed data at READ COMMITTED (each statement's own snapshot, PG-2, MY-2).
+/// committed data at READ COMMITTED (each statement's own snapshot, PG-2, MY-2), the newest
+/// version, committed or not, at InnoDB's READ UNCOMMITTED (MY-3; PostgreSQL's is READ
+/// COMMITTED, PG-1).
 pub(super) fn read_view(m: &Model, st: &mut State, pid: Pid) -> View {
     let txn = st.procs[pid.index()].txn.expect("in a transaction");
     match txn.isolation {
-        Isolation::ReadCommitted => View::Latest,
+        Isolation::ReadUncommitted if schema(m).flavour.innodb() => View::Dirty,
+        Isolation::ReadUncommitted | Isolation::ReadCommitted => View::Latest,
         _ if !txn.explicit && schema(m).flavour.innodb() => View::Latest,
         _ => View::Snapshot(snapshot(st, pid)),
     }

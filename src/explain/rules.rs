@@ -154,6 +154,12 @@ impl Uses {
         self.levels.contains(&level)
     }
 
+    /// Some transaction runs at READ COMMITTED or below (READ UNCOMMITTED locks as RC does, and
+    /// is RC on PostgreSQL).
+    fn read_committed(&self) -> bool {
+        self.at(Isolation::ReadCommitted) || self.at(Isolation::ReadUncommitted)
+    }
+
     /// Some statement takes row locks (a locking read, UPDATE, DELETE, INSERT).
     fn locks(&self) -> bool {
         self.locking_select || self.update || self.delete || self.insert
@@ -185,9 +191,11 @@ const fn rule(ids: &'static str, applies: fn(&Uses) -> bool, text: &'static str)
 /// Every rule `explain` can name, in docs/semantics.md's order.
 pub(crate) const RULES: &[Rule] = &[
     rule("PG-1, MY-1", |u| u.sql, "a transaction runs at the model's level (the flavour's default unless `isolation` says otherwise); a BEGIN may name another"),
-    rule("PG-2", |u| u.pg() && u.at(Isolation::ReadCommitted), "READ COMMITTED: each statement sees what was committed before it began, and its own writes"),
+    rule("PG-1", |u| u.pg() && u.at(Isolation::ReadUncommitted), "READ UNCOMMITTED is READ COMMITTED: PostgreSQL never shows another transaction's uncommitted data"),
+    rule("PG-2", |u| u.pg() && u.read_committed(), "READ COMMITTED: each statement sees what was committed before it began, and its own writes"),
     rule("PG-3", |u| u.pg() && (u.at(Isolation::RepeatableRead) || u.at(Isolation::Serializable)), "REPEATABLE READ and SERIALIZABLE: one snapshot, taken at the first statement after BEGIN, not at BEGIN"),
     rule("MY-2", |u| u.innodb() && u.plain_select, "a plain SELECT is a consistent read: at READ COMMITTED a fresh snapshot each time, at REPEATABLE READ the first read's"),
+    rule("MY-3", |u| u.innodb() && u.at(Isolation::ReadUncommitted), "READ UNCOMMITTED: a plain SELECT sees the newest version of each row, another transaction's uncommitted change included (a dirty read); locks as at READ COMMITTED"),
     rule("MY-5, MY-6", |u| u.innodb() && u.targets(), "locking reads, UPDATE and DELETE read the newest committed version, not the snapshot"),
     rule("MY-4", |u| u.innodb() && u.at(Isolation::Serializable) && u.plain_select, "SERIALIZABLE: a plain SELECT inside a transaction becomes FOR SHARE; an autocommit one stays a consistent read"),
     rule("PG-27", |u| u.pg() && u.sql, "any error aborts the transaction and releases its locks; later statements fail with 25P02 until ROLLBACK"),
@@ -195,11 +203,11 @@ pub(crate) const RULES: &[Rule] = &[
     rule("PG-5, PG-6", |u| u.pg() && u.locks(), "row locks FOR UPDATE, NO KEY UPDATE, SHARE and KEY SHARE conflict as documented; UPDATE takes NO KEY UPDATE unless it changes the key, DELETE FOR UPDATE"),
     rule("MY-9", |u| u.innodb() && u.locks(), "row locks are S (FOR SHARE, LOCK IN SHARE MODE) or X (FOR UPDATE, UPDATE, DELETE, INSERT)"),
     rule("PG-10", |u| u.pg() && u.locking_select, "a locking SELECT locks exactly the rows it returns, whatever the indexes; with LIMIT it stops once it has enough"),
-    rule("PG-16, PG-17", |u| u.pg() && u.targets() && u.at(Isolation::ReadCommitted), "READ COMMITTED: a locked target row is waited for, then its WHERE is checked again on the newest version (EvalPlanQual); rows that did not match the snapshot are never considered"),
+    rule("PG-16, PG-17", |u| u.pg() && u.targets() && u.read_committed(), "READ COMMITTED: a locked target row is waited for, then its WHERE is checked again on the newest version (EvalPlanQual); rows that did not match the snapshot are never considered"),
     rule("PG-11", |u| u.pg() && u.order_by, "with ORDER BY, the candidates are sorted before they are locked"),
     rule("PG-21, PG-22", |u| u.pg() && u.targets() && (u.at(Isolation::RepeatableRead) || u.at(Isolation::Serializable)), "REPEATABLE READ and SERIALIZABLE: a target row changed by a transaction that committed after the snapshot fails with 40001"),
     rule("MY-12, MY-13", |u| u.innodb() && u.targets(), "every index record a statement scans is locked: a primary-key or indexed equality reaches its rows only, anything else scans and locks every row"),
-    rule("MY-14", |u| u.innodb() && u.targets() && u.at(Isolation::ReadCommitted), "READ COMMITTED: rows that do not match are unlocked once the WHERE is evaluated; UPDATE and DELETE read a locked row's committed version first (semi-consistent read)"),
+    rule("MY-14", |u| u.innodb() && u.targets() && u.read_committed(), "READ COMMITTED: rows that do not match are unlocked once the WHERE is evaluated; UPDATE and DELETE read a locked row's committed version first (semi-consistent read)"),
     rule("MY-10, MY-11, MY-16", |u| u.innodb() && u.locks() && (u.at(Isolation::RepeatableRead) || u.at(Isolation::Serializable)), "REPEATABLE READ: a locking scan locks the gaps it passes too; an INSERT into a gap another transaction holds waits"),
     rule("PG-13", |u| u.pg() && u.nowait, "NOWAIT: a row another transaction holds fails the statement at once with 55P03, aborting the transaction"),
     rule("MY-18", |u| u.flavour == Some(Flavour::Mysql) && u.nowait, "NOWAIT: a row another transaction holds fails the statement at once with 3572 (the statement only)"),

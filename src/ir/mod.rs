@@ -139,7 +139,12 @@ impl Flavour {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Isolation {
-    ReadCommitted,
+    /// InnoDB: plain reads see the newest version, uncommitted ones included (MY-3);
+    /// PostgreSQL: READ COMMITTED (PG-1). Numbered below the others so that the older levels
+    /// keep their hashes: symmetry picks representatives by hash, and so the printed traces of
+    /// models written before this level existed stay as they were.
+    ReadUncommitted = -1,
+    ReadCommitted = 0,
     RepeatableRead,
     Serializable,
 }

@@ -223,13 +223,18 @@ impl Parser<'_> {
         Ok(DeclKind::Db { flavour, isolation })
     }
 
-    /// `read_committed`, `repeatable_read`, `serializable`, or the SQL spellings
-    /// `read committed`, `repeatable read`; `None` when reported.
+    /// `read_uncommitted`, `read_committed`, `repeatable_read`, `serializable`, or the SQL
+    /// spellings `read uncommitted`, `read committed`, `repeatable read`; `None` when reported.
     fn isolation_level(&mut self) -> PResult<Option<Isolation>> {
-        const LEVELS: [&str; 3] = ["read_committed", "repeatable_read", "serializable"];
+        const LEVELS: [&str; 4] = [
+            "read_uncommitted",
+            "read_committed",
+            "repeatable_read",
+            "serializable",
+        ];
         let start = self.pos;
         let first = self
-            .name("an isolation level (`read_committed`, `repeatable_read` or `serializable`)")?;
+            .name("an isolation level (`read_committed`, `repeatable_read`, `serializable` or `read_uncommitted`)")?;
         let mut level = first.text.to_ascii_lowercase();
         let two_words = matches!(level.as_str(), "read" | "repeatable");
         if let (true, Tok::Word(second)) = (two_words, self.peek().tok.clone()) {
@@ -242,19 +247,7 @@ impl Parser<'_> {
             "read_committed" => Some(Isolation::ReadCommitted),
             "repeatable_read" => Some(Isolation::RepeatableRead),
             "serializable" => Some(Isolation::Serializable),
-            "read_uncommitted" => {
-                let d = Diagnostic::new(
-                    "isolation level read_uncommitted is not supported yet",
-                    span,
-                    "not supported yet",
-                )
-                .with_hint(
-                    "dirty reads are not modelled; use `read_committed`, `repeatable_read` \
-                     or `serializable`",
-                );
-                self.diags.push(d);
-                None
-            }
+            "read_uncommitted" => Some(Isolation::ReadUncommitted),
             _ => {
                 let hint = suggest::hint(&level, LEVELS, "isolation levels are", "");
                 let msg = format!("unknown isolation level \"{written}\"");

@@ -126,19 +126,7 @@ impl SqlLower<'_, '_, '_> {
                 TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
                 TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
                 TransactionIsolationLevel::Serializable => Isolation::Serializable,
-                TransactionIsolationLevel::ReadUncommitted => {
-                    let d = Diagnostic::new(
-                        "READ UNCOMMITTED is not supported yet",
-                        span,
-                        "not supported yet",
-                    )
-                    .with_hint(
-                        "dirty reads are not modelled; use READ COMMITTED, REPEATABLE READ \
-                         or SERIALIZABLE",
-                    );
-                    self.cx.report(d);
-                    return None;
-                }
+                TransactionIsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
                 TransactionIsolationLevel::Snapshot => {
                     return self.unsupported("SNAPSHOT isolation", span)
                 }

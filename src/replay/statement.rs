@@ -30,6 +30,7 @@ pub fn begin(flavour: Flavour, isolation: Option<Isolation>) -> Vec<String> {
 
 fn level(l: Isolation) -> &'static str {
     match l {
+        Isolation::ReadUncommitted => "READ UNCOMMITTED",
         Isolation::ReadCommitted => "READ COMMITTED",
         Isolation::RepeatableRead => "REPEATABLE READ",
         Isolation::Serializable => "SERIALIZABLE",

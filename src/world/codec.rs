@@ -350,7 +350,8 @@ impl Pack for Value {
 pack_unit_enum!(Isolation {
     ReadCommitted,
     RepeatableRead,
-    Serializable
+    Serializable,
+    ReadUncommitted
 });
 pack_unit_enum!(LockMode {
     Update,

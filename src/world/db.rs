@@ -75,6 +75,9 @@ pub enum View {
     Latest,
     /// The newest version committed at or before commit number `n`.
     Snapshot(u32),
+    /// The newest version, another transaction's uncommitted change included (InnoDB READ
+    /// UNCOMMITTED, MY-3).
+    Dirty,
 }
 
 /// A lock that changed hands when a transaction ended: (table, row key, new holder).
@@ -215,8 +218,9 @@ impl Db {
     pub fn read(&self, t: u16, r: usize, pid: Pid, view: View) -> Option<&[Value]> {
         let row = self.row(t, r);
         match &row.pending {
-            Some((owner, v)) if *owner == pid => v.as_deref(),
+            Some((owner, v)) if *owner == pid || view == View::Dirty => v.as_deref(),
             _ => match view {
+                View::Dirty => row.latest(),
                 View::Latest => row.latest(),
                 View::Snapshot(n) => row.at(n),
             },

@@ -7,10 +7,11 @@
 //! statement (with the local code around it). A statement that must wait is one step (the
 //! transaction is then blocked) and its resume, once the lock is granted, is another.
 //!
+//! MySQL's READ UNCOMMITTED runs (dirty reads in G1a, G1b, G1c, OTV) are the lessons
+//! `models/isolation/hermitage/*-read-uncommitted.model`, checked with the other models.
 //! Not here, because the engine does not model it (docs/semantics.md, "Not modelled yet"):
-//! READ UNCOMMITTED (MySQL's dirty reads in G1a, G1b, G1c, OTV), and InnoDB SERIALIZABLE runs
-//! whose outcome rests on next-key (gap) locks blocking an INSERT into a scanned range (PMP for
-//! read predicates, G2 with inserts).
+//! InnoDB SERIALIZABLE runs whose outcome rests on next-key (gap) locks blocking an INSERT into
+//! a scanned range (PMP for read predicates, G2 with inserts).
 
 use interlock::exec::Choice;
 use interlock::ir::value::{Pid, Value};

@@ -5,8 +5,8 @@
 //! read-modify-writes `value = $r + 1`. Ghosts turn each guarantee into a property the checker
 //! explores exhaustively, for every flavour and level where the guarantee is documented:
 //!
-//! - `no_dirty_read` (every level, every flavour; PG-1, MY-2): a transaction that writes the
-//!   sentinel 999 and rolls back is never read by the other;
+//! - `no_dirty_read` (every level and flavour but InnoDB's READ UNCOMMITTED; PG-1, MY-2, MY-3):
+//!   a transaction that writes the sentinel 999 and rolls back is never read by the other;
 //! - `repeatable` (REPEATABLE READ and SERIALIZABLE; PG-3, MY-2, MY-4): two reads of a row with
 //!   no write of it by the reader in between return the same value;
 //! - `no_lost_update` (PostgreSQL REPEATABLE READ and SERIALIZABLE, PG-21; InnoDB SERIALIZABLE,
@@ -15,8 +15,9 @@
 //!   transaction are those of some serial order of the committed transactions (this covers
 //!   lost updates and write skew).
 //!
-//! Fixed models then show each property can fail where its level does not promise it, so the
-//! instrumentation is not vacuous.
+//! PostgreSQL's READ UNCOMMITTED is its READ COMMITTED (PG-1): the same states, the same
+//! verdicts. Fixed models then show each property can fail where its level does not promise
+//! it, so the instrumentation is not vacuous.
 
 use interlock::explore::Outcome;
 use interlock::ir::Flavour;
@@ -268,15 +269,24 @@ fn model(flavour: Flavour, level: &str, txns: &[Txn], props: &[Prop]) -> Model {
 }
 
 const FLAVOURS: [Flavour; 3] = [Flavour::Postgres, Flavour::Mysql, Flavour::Mariadb];
-const LEVELS: [&str; 3] = ["read_committed", "repeatable_read", "serializable"];
+const LEVELS: [&str; 4] = [
+    "read_uncommitted",
+    "read_committed",
+    "repeatable_read",
+    "serializable",
+];
 
 /// The guarantees the flavour documents at the level, for these programs.
 fn guarantees(flavour: Flavour, level: &str) -> Vec<Prop> {
-    let mut props = vec![Prop::NoDirtyRead];
-    if level != "read_committed" {
+    let mut props = Vec::new();
+    if !(flavour.innodb() && level == "read_uncommitted") {
+        props.push(Prop::NoDirtyRead);
+    }
+    let snapshot = matches!(level, "repeatable_read" | "serializable");
+    if snapshot {
         props.push(Prop::Repeatable);
     }
-    if (flavour == Flavour::Postgres && level != "read_committed") || level == "serializable" {
+    if (flavour == Flavour::Postgres && snapshot) || level == "serializable" {
         props.push(Prop::NoLostUpdate);
     }
     if level == "serializable" {
@@ -304,6 +314,19 @@ proptest! {
                 );
             }
         }
+    }
+
+    #[test]
+    fn postgres_read_uncommitted_is_read_committed(t0 in txn(), t1 in txn()) {
+        let txns = [t0, t1];
+        let props = [Prop::NoDirtyRead, Prop::Repeatable, Prop::NoLostUpdate];
+        let run = |level| model(Flavour::Postgres, level, &txns, &props).check();
+        let (ru, rc) = (run("read_uncommitted"), run("read_committed"));
+        prop_assert_eq!(ru.outcome, rc.outcome);
+        prop_assert_eq!(
+            (ru.stats.states, ru.stats.transitions),
+            (rc.stats.states, rc.stats.transitions)
+        );
     }
 }
 
@@ -386,6 +409,28 @@ fn repeatable_read_allows_write_skew() {
 }
 
 #[test]
+fn innodb_read_uncommitted_reads_a_rolled_back_write() {
+    // MY-3: the sentinel that is rolled back is read while it is uncommitted. PostgreSQL's
+    // READ UNCOMMITTED never shows it (PG-1).
+    let reader = txn_of(&[Stmt::Read(1), Stmt::Read(1)], End::Commit);
+    let writer = txn_of(&[Stmt::Inc(2)], End::Rollback(1));
+    let txns = [writer, reader];
+    for flavour in [Flavour::Mysql, Flavour::Mariadb] {
+        model(flavour, "read_uncommitted", &txns, &[Prop::NoDirtyRead])
+            .check()
+            .assert_violated("no_dirty_read");
+    }
+    model(
+        Flavour::Postgres,
+        "read_uncommitted",
+        &txns,
+        &[Prop::NoDirtyRead],
+    )
+    .check()
+    .assert_holds();
+}
+
+#[test]
 fn a_committed_sentinel_is_read_so_the_dirty_read_counter_is_live() {
     // The same shape as the generated rollbacks, but committed: the other transaction may
     // read 999, and the counter sees it. Rolled back, nobody does.
@@ -397,6 +442,9 @@ fn a_committed_sentinel_is_read_so_the_dirty_read_counter_is_live() {
             model(flavour, level, &txns, &[Prop::NoDirtyRead])
                 .check()
                 .assert_violated("no_dirty_read");
+            if flavour.innodb() && level == "read_uncommitted" {
+                continue; // dirty reads are the level's point (MY-3)
+            }
             let writer = txn_of(&[Stmt::Inc(2)], End::Rollback(1));
             let txns = [writer, reader.clone()];
             model(flavour, level, &txns, &[Prop::NoDirtyRead])

@@ -58,6 +58,16 @@ fn db_line_names_the_flavour_and_level() {
             Flavour::Postgres,
             Isolation::RepeatableRead,
         ),
+        (
+            "db postgres isolation read uncommitted",
+            Flavour::Postgres,
+            Isolation::ReadUncommitted,
+        ),
+        (
+            "db mysql isolation read_uncommitted",
+            Flavour::Mysql,
+            Isolation::ReadUncommitted,
+        ),
     ];
     for (line, flavour, isolation) in cases {
         let m = with(line, "work 1ms", "");
@@ -68,13 +78,8 @@ fn db_line_names_the_flavour_and_level() {
         );
         assert_eq!(db(&m).settings, crate::ir::Settings::default());
     }
-    let got = errors(&source(
-        "db postgres isolation read uncommitted",
-        "work 1ms",
-        "",
-    ));
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert!(got[0].contains("not supported yet"), "{got:?}");
+    let got = errors(&source("db postgres isolation read uncomitted", "work 1ms", ""));
+    assert!(got[0].contains("did you mean `read_uncommitted`?"), "{got:?}");
     let got = errors(&source("db mysqll isolation seralizable", "work 1ms", ""));
     assert!(got[0].contains("did you mean `mysql`?"), "{got:?}");
     assert!(got[1].contains("did you mean `serializable`?"), "{got:?}");
@@ -241,7 +246,8 @@ fn column_types_ranges_and_indexes() {
 fn begin_names_an_isolation_level() {
     let body = "BEGIN\nBEGIN ISOLATION LEVEL SERIALIZABLE\n\
                 start transaction isolation level repeatable read\n\
-                begin transaction isolation level read committed\nSTART TRANSACTION";
+                begin transaction isolation level read committed\nSTART TRANSACTION\n\
+                begin isolation level read uncommitted";
     let m = with("db postgres", body, "");
     let levels: Vec<Option<Isolation>> = stmts(&m)
         .into_iter()
@@ -258,17 +264,9 @@ fn begin_names_an_isolation_level() {
             Some(Serializable),
             Some(RepeatableRead),
             Some(ReadCommitted),
-            None
+            None,
+            Some(ReadUncommitted)
         ]
-    );
-    let got = errors(&source(
-        "db postgres",
-        "begin isolation level read uncommitted",
-        "",
-    ));
-    assert!(
-        got[0].starts_with("READ UNCOMMITTED is not supported yet"),
-        "{got:?}"
     );
 }
 

@@ -158,21 +158,24 @@ impl Worker {
     }
 
     /// Expands one packed state into `out`.
-    fn expand(&mut self, r: &Reducer, packed: &[u8], hash: Hash, out: &mut Expansions) {
+    fn expand(&mut self, r: &Reducer, packed: &[u8], hash: Hash, out: &mut Expansions, stop: &Stop) {
         let s = self.unpacker.unpack(packed);
-        self.expand_state(r, &s, hash, false, out);
+        self.expand_state(r, &s, (hash, stop), false, out);
     }
 
-    /// Expands one state into `out`; with `keep`, its successors go to `kept` too.
+    /// Expands one state into `out`; with `keep`, its successors go to `kept` too. Nothing
+    /// goes when a limit raised on `stop` cuts the expansion short: the merge then ends the
+    /// search before it reads the batch.
     fn expand_state(
         &mut self,
         r: &Reducer,
         s: &State,
-        hash: Hash,
+        (hash, stop): (Hash, &Stop),
         keep: bool,
         out: &mut Expansions,
     ) {
-        let exp = r.expand(s, true, &mut self.scratch, &mut self.succ);
+        let until = r.expand_until(s, true, &mut self.scratch, &mut self.succ, Some(stop));
+        let Some(exp) = until else { return };
         let kept = keep.then_some(&mut self.kept);
         let tools = (&mut self.checker, &mut self.packer);
         out.push(r.m, exp, s.is_final(), &mut self.succ, tools, hash, kept);
@@ -411,8 +414,14 @@ impl Bfs<'_, '_> {
                     break; // the merge ends the search before it reads this batch
                 }
                 match &self.decoded {
-                    Some(states) => mine.expand_state(r, &states[i - start], hash, keep, &mut out),
-                    None => mine.expand(r, self.packed(start, i, &mut buffer), hash, &mut out),
+                    Some(states) => {
+                        let s = &states[i - start];
+                        mine.expand_state(r, s, (hash, self.stop), keep, &mut out);
+                    }
+                    None => {
+                        let packed = self.packed(start, i, &mut buffer);
+                        mine.expand(r, packed, hash, &mut out, self.stop);
+                    }
                 }
             }
             self.kept = mine.kept.drain(..).map(Some).collect();
@@ -430,7 +439,7 @@ impl Bfs<'_, '_> {
                 if stop.raised().is_some() {
                     break; // the merge ends the search before it reads this batch
                 }
-                w.expand(r, inputs.get(k), hash, &mut out);
+                w.expand(r, inputs.get(k), hash, &mut out, stop);
             }
             out.cover = std::mem::take(&mut w.scratch.cover);
             out

@@ -48,7 +48,10 @@ pub fn search(
             stats.states = store.len();
             check(m, &s, &mut fails);
             let mut succ = Vec::new();
-            let exp = r.expand(&s, true, &mut sc, &mut succ);
+            let Some(exp) = r.expand_until(&s, true, &mut sc, &mut succ, Some(stop)) else {
+                let bound = stop.raised().expect("only a limit cuts an expansion short");
+                return (Outcome::Incomplete { bound }, stats, sc.cover);
+            };
             let deadlock = rules::deadlocked(&exp, s.is_final());
             if let Some(&f) = fails.first().or(deadlock.then_some(&Failure::Deadlock)) {
                 let path: Vec<Choice> = if stack.is_empty() {

@@ -8,6 +8,7 @@ use super::dead::Dead;
 use super::memo::{Context, Memo};
 use super::por::Por;
 use super::properties::Failure;
+use super::stop::Stop;
 use super::symmetry::{OwnHashes, Symmetry};
 use super::{Options, Outcome, Stats, StepMemo};
 use crate::exec::{apply, observe, successors, successors_except, successors_stepping, Choice};
@@ -132,6 +133,23 @@ impl<'m> Reducer<'m> {
         sc: &mut Scratch,
         out: &mut Vec<(Choice, State)>,
     ) -> Expansion {
+        self.expand_until(s, reduce, sc, out, None)
+            .expect("nothing stops an expansion without a stop")
+    }
+
+    /// [`Reducer::expand`], cut short (`None`, `out` empty) once a limit is raised on `stop`:
+    /// a state with ten thousand successors of a large database holds many megabytes each,
+    /// and a memory limit must hold within one state's expansion (the search then ends
+    /// without merging what it was expanding).
+    pub fn expand_until(
+        &self,
+        s: &State,
+        reduce: bool,
+        sc: &mut Scratch,
+        out: &mut Vec<(Choice, State)>,
+        stop: Option<&Stop>,
+    ) -> Option<Expansion> {
+        let stopped = || stop.is_some_and(|x| x.raised().is_some());
         if let Some(sym) = &self.sym {
             sym.mirrors(s, &mut sc.mirrors);
         }
@@ -152,15 +170,22 @@ impl<'m> Reducer<'m> {
         let progress = if memo {
             let (cx, memo, dead) = (Context::of(s), &mut sc.memo, self.dead.as_ref());
             successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid, pick| match pick {
+                _ if stopped() => None,
                 None => memo.step_clearing(self.m, s, &cx, pid, dead, &mut cover),
                 Some(v) => crate::exec::step::pick(self.m, s, pid, v, &mut cover),
             })
         } else {
             successors_stepping(self.m, s, &sc.mirrors, &mut sc.full, |pid, pick| match pick {
+                _ if stopped() => None,
                 None => crate::exec::step::step(self.m, s, pid, &mut cover),
                 Some(v) => crate::exec::step::pick(self.m, s, pid, v, &mut cover),
             })
         };
+        if stopped() {
+            sc.full.clear();
+            out.clear();
+            return None;
+        }
         let ample = match &self.por {
             Some(p) if reduce => p.ample(self.m, s, &sc.full),
             _ => None,
@@ -172,10 +197,14 @@ impl<'m> Reducer<'m> {
         }
         if self.sym.is_some() || self.dead.is_some() {
             for (_, n) in out.iter_mut() {
+                if stopped() {
+                    out.clear();
+                    return None;
+                }
                 *n = self.canon_with(std::mem::take(n), Some(&mut sc.known)).0;
             }
         }
-        Expansion { progress, ample }
+        Some(Expansion { progress, ample })
     }
 
     /// Every transition out of representative `s` (no partial-order reduction, mirrors
@@ -287,3 +316,28 @@ impl<'m> Reducer<'m> {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::Bound;
+
+    /// A buyer that picks one of 50 rows: 50 successors from the first state.
+    const PICKER: &str = "model \"m\"\nabout \"a\"\ndb postgres\n\
+        table t (id int primary key, n int)\nrow t (1..50, 0)\n\
+        process p { pick $i from 1..50\n update t set n = 1 where id = $i }\nexpect holds\n";
+
+    #[test]
+    fn a_raised_stop_cuts_an_expansion_short() {
+        let m = crate::lang::parse("t.model", PICKER).unwrap_or_else(|e| panic!("{e}"));
+        let r = Reducer::new(&m, &Options::full());
+        let (s, mut sc, mut out) = (r.initial(), Scratch::default(), Vec::new());
+        let stop = Stop::default();
+        let exp = r.expand_until(&s, true, &mut sc, &mut out, Some(&stop));
+        assert_eq!((exp.map(|e| e.progress), out.len()), (Some(50), 50));
+        stop.raise(Bound::MaxMemory(1));
+        let exp = r.expand_until(&s, true, &mut sc, &mut out, Some(&stop));
+        assert!(exp.is_none() && out.is_empty());
+        assert_eq!(r.expand(&s, true, &mut sc, &mut out).progress, 50);
+    }
+}

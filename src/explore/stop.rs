@@ -1,7 +1,7 @@
 //! A request to stop a search, raised from outside it: the caller measures the wall clock and
 //! the process's memory (the engine reads neither) and raises the limit it reached; the
-//! search polls the request between states, inside a batch and in the counterexample pass,
-//! so a limit holds within one state's expansion, not one batch's.
+//! search polls the request between states, inside a batch, before each step of an expansion
+//! and in the counterexample pass, so a limit holds within one step, not one batch.
 
 use super::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -15,6 +15,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The search's step budget per input: a mutated model is searched this far at most.
 const FUEL: usize = 400;
+/// And this long, in this much memory: one state of a mutated model can have ten thousand
+/// successors of a ten-thousand-row table (`param hot_rows = 10000`), more than `FUEL`
+/// states in one expansion, which the time and memory limits cut short.
+const SECONDS: u64 = 1;
+const MEBIBYTES: u64 = 2048;
 
 /// A small deterministic generator (xorshift64*): the same inputs on every run.
 struct Rng(u64);
@@ -185,6 +190,8 @@ fn run(bytes: &[u8]) -> Result<u8, String> {
         for v in variants.iter().take(2) {
             let bounded = |o: Options| Options {
                 max_states: Some(FUEL),
+                time_limit: Some(SECONDS),
+                max_memory: Some(MEBIBYTES),
                 threads: 1,
                 ..o
             };

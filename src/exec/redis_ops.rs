@@ -21,7 +21,9 @@ pub(super) fn run<O: Observer>(
     let n = st.node(m, server);
     let mut arg = Value::Nil;
     let reply = match cmd {
-        RedisCmd::Set { key, value, nx, px } => {
+        RedisCmd::Set {
+            key, value, nx, px, ..
+        } => {
             let v = eval(value, &scope(m, st, pid))?;
             arg = v;
             let set = st.redis[n].set(*key, v, *nx, *px);

@@ -226,6 +226,9 @@ pub enum RedisCmd {
         value: Expr,
         nx: bool,
         px: Option<u32>,
+        /// The TTL was written `EX s`: traces show it so (a replay sends `PX`, which a time
+        /// scale can shrink).
+        ex: bool,
     },
     /// `GET key`: the value or nil.
     Get { key: Sym },

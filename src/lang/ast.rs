@@ -425,6 +425,8 @@ pub enum RedisAst {
         value: Expr,
         nx: bool,
         px: Option<u64>,
+        /// The TTL was written `EX s` (seconds), not `PX ms`.
+        ex: bool,
     },
     Get(Name),
     /// `GET key on S replica K`: K is 1-based as written; the span is `replica K`'s.

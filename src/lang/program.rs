@@ -713,11 +713,18 @@ impl Builder<'_, '_> {
     /// A Redis command; `WAIT` is checked against the server's replicas when it is known.
     fn redis(&mut self, cmd: &RedisAst, server: Option<u16>) -> Option<RedisCmd> {
         Some(match cmd {
-            RedisAst::Set { key, value, nx, px } => RedisCmd::Set {
+            RedisAst::Set {
+                key,
+                value,
+                nx,
+                px,
+                ex,
+            } => RedisCmd::Set {
                 key: self.key(key)?,
                 value: self.code(value),
                 nx: *nx,
                 px: px.map(|ms| self.ms(ms)),
+                ex: *ex,
             },
             RedisAst::Get(key) => RedisCmd::Get {
                 key: self.key(key)?,

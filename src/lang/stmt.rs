@@ -478,8 +478,14 @@ impl Parser<'_> {
             match command.as_str() {
                 "SET" => {
                     let value = self.expr()?;
-                    let (nx, px) = self.set_options()?;
-                    RedisAst::Set { key, value, nx, px }
+                    let (nx, px, ex) = self.set_options()?;
+                    RedisAst::Set {
+                        key,
+                        value,
+                        nx,
+                        px,
+                        ex,
+                    }
                 }
                 "PEXPIRE" => RedisAst::Pexpire {
                     key,
@@ -666,29 +672,35 @@ impl Parser<'_> {
         Ok(Name { text, span })
     }
 
-    /// SET's `NX` and `PX ms`, in any order; stops at `on`, `into`, a local or the end.
-    fn set_options(&mut self) -> PResult<(bool, Option<u64>)> {
-        let (mut nx, mut px) = (false, None);
+    /// SET's `NX` and `PX ms` or `EX s`, in any order; stops at `on`, `into`, a local or the
+    /// end. The TTL is in milliseconds whichever was written (RS-1).
+    fn set_options(&mut self) -> PResult<(bool, Option<u64>, bool)> {
+        let (mut nx, mut px, mut ex) = (false, None::<u64>, false);
         while !self.at_stmt_end() && !self.at_word("on") && !self.at_word("into") {
             let option = match &self.peek().tok {
                 Tok::Word(w) => w.to_ascii_uppercase(),
                 Tok::Local(_) => break,
                 _ => {
                     return self.unexpected(
-                        "`NX`, `PX ms`, `on NAME`, `into $x` or the end of the statement",
+                        "`NX`, `PX ms`, `EX s`, `on NAME`, `into $x` or the end of the statement",
                     )
                 }
             };
             match option.as_str() {
                 "NX" => nx = self.once(nx, "NX")?,
-                "PX" => {
-                    self.once(px.is_some(), "PX")?;
-                    px = Some(self.ttl("PX")?);
+                "PX" | "EX" => {
+                    self.one_ttl(px.is_some(), &option)?;
+                    ex = option == "EX";
+                    px = Some(if option == "PX" {
+                        self.ttl("PX")?
+                    } else {
+                        self.seconds("EX")?
+                    });
                 }
                 _ => return self.unknown_option(),
             }
         }
-        Ok((nx, px))
+        Ok((nx, px, ex))
     }
 
     /// Consumes an option word; fails if it was already given.
@@ -701,19 +713,61 @@ impl Parser<'_> {
         Ok(true)
     }
 
+    /// Consumes `PX` or `EX`; fails if a TTL was already given (Redis: a syntax error).
+    fn one_ttl(&mut self, seen: bool, option: &str) -> PResult<()> {
+        let span = self.bump().span;
+        if seen {
+            let msg = format!("`{option}` after another TTL");
+            let d = Diagnostic::new(msg, span, "a second TTL")
+                .with_hint("SET takes one TTL: `PX ms` or `EX s`");
+            return self.fail(d);
+        }
+        Ok(())
+    }
+
+    /// `EX s`: a positive whole number of seconds, as Redis reads it; returned in ms.
+    fn seconds(&mut self, command: &str) -> PResult<u64> {
+        let start = self.pos;
+        let negative = self.eat_punct("-");
+        let t = self.peek().clone();
+        let value = match &t.tok {
+            Tok::Num {
+                value,
+                suffix: None,
+            } if !negative && *value > 0 => *value,
+            Tok::Num { suffix: Some(_), .. } if !negative => {
+                let msg = format!("{command} takes whole seconds, without a unit");
+                let d = Diagnostic::new(msg, t.span, "a unit")
+                    .with_hint("write `EX 5` for five seconds, or `PX 1500` for milliseconds");
+                return self.fail(d);
+            }
+            Tok::Num { .. } => {
+                self.bump();
+                let span = self.span_from(start);
+                let msg = format!("{command} must be a positive integer");
+                let d = Diagnostic::new(msg, span, "not a valid TTL")
+                    .with_hint("EX is the key's time to live in seconds, e.g. `EX 10`");
+                return self.fail(d);
+            }
+            _ => return self.unexpected("a TTL in seconds"),
+        };
+        self.bump();
+        Ok(self.checked_ms(value, 1000, t.span)?.0)
+    }
+
     fn unknown_option<T>(&mut self) -> PResult<T> {
-        const REDIS_ONLY: [&str; 6] = ["EX", "XX", "EXAT", "PXAT", "KEEPTTL", "GET"];
+        const REDIS_ONLY: [&str; 5] = ["XX", "EXAT", "PXAT", "KEEPTTL", "GET"];
         let t = self.peek().clone();
         let word = self.text(t.span).to_string();
         if REDIS_ONLY.contains(&word.to_ascii_uppercase().as_str()) {
             let msg = format!("SET option \"{word}\" is not supported yet");
             let d = Diagnostic::new(msg, t.span, "not supported yet")
-                .with_hint("interlock models `NX` and `PX ms` (a TTL in milliseconds)");
+                .with_hint("interlock models `NX`, `PX ms` and `EX s` (a TTL)");
             return self.fail(d);
         }
-        let hint = match suggest::closest(&word, ["NX", "PX", "on", "into"]) {
+        let hint = match suggest::closest(&word, ["NX", "PX", "EX", "on", "into"]) {
             Some(best) => format!("did you mean `{best}`?"),
-            None => "SET takes `NX`, `PX ms`, `on NAME` and `into $x`".to_string(),
+            None => "SET takes `NX`, `PX ms` or `EX s`, `on NAME` and `into $x`".to_string(),
         };
         let msg = format!("unknown SET option \"{word}\"");
         self.fail(Diagnostic::new(msg, t.span, "unknown option").with_hint(hint))

@@ -394,13 +394,15 @@ fn tuple(m: &Model, r: &[Value]) -> String {
 
 pub(super) fn redis(m: &Model, cmd: &RedisCmd, arg: Value) -> String {
     match cmd {
-        RedisCmd::Set { key, nx, px, .. } => {
+        RedisCmd::Set { key, nx, px, ex, .. } => {
             let mut s = format!("SET {} {}", m.symbol(*key), m.show(&arg));
             if *nx {
                 s.push_str(" NX");
             }
-            if let Some(t) = px {
-                s.push_str(&format!(" PX {}", u64::from(*t) * m.tick_ms));
+            match px.map(|t| u64::from(t) * m.tick_ms) {
+                Some(ms) if *ex => s.push_str(&format!(" EX {}", ms / 1000)),
+                Some(ms) => s.push_str(&format!(" PX {ms}")),
+                None => {}
             }
             s
         }

@@ -215,6 +215,23 @@ fn tick_is_the_gcd_of_all_durations() {
 }
 
 #[test]
+fn ex_is_a_ttl_in_seconds() {
+    // RS-1: `EX s` and `PX ms` set the same TTL; the tick is their common divisor.
+    let m = with("", "work 500ms\nSET k 1 NX EX 2\nSET k 1 PX 2000 NX", "");
+    assert_eq!(m.tick_ms, 500);
+    let ops = ops(&m);
+    let px = |op: &OpKind| match op {
+        OpKind::Redis {
+            cmd: RedisCmd::Set { px, nx, ex, .. },
+            ..
+        } => (*px, *nx, *ex),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(px(&ops[1]), (Some(4), true, true));
+    assert_eq!(px(&ops[2]), (Some(4), true, false));
+}
+
+#[test]
 fn instances_follow_on_clauses() {
     let src = "model \"t\"\nabout \"t\"\nprocess a[2] on api { work 1ms }\n\
                process b on api { work 1ms }\nprocess c { work 1ms }\nexpect holds\n";
@@ -233,7 +250,7 @@ fn redis_lock_with_atomic_release() {
     let m = with("", body, "");
     let ops = ops(&m);
     let OpKind::AwaitRedis {
-        cmd: RedisCmd::Set { key, value, nx, px },
+        cmd: RedisCmd::Set { key, value, nx, px, ex: false },
         into,
         server: 0,
     } = &ops[0]

@@ -105,7 +105,7 @@ pub fn unreadable(file: &str, items: Vec<Json>, rendered: String) -> Json {
         "file": file,
         "model": Json::Null,
         "flavour": Json::Null,
-        "verdict": { "kind": "invalid", "property": Json::Null, "bound": Json::Null },
+        "verdict": { "kind": "invalid", "property": Json::Null, "bound": Json::Null, "also": [] },
         "summary": "invalid model",
         "expected": Json::Null,
         "met": false,
@@ -133,6 +133,10 @@ fn place(source: &str, at: usize) -> (usize, usize) {
 }
 
 fn outcome(m: &Model, o: &Outcome) -> Json {
+    let also: Vec<String> = match o {
+        Outcome::Failed { also, .. } => also.iter().map(|f| f.name(m)).collect(),
+        _ => Vec::new(),
+    };
     let (kind, property, bound) = match o {
         Outcome::Holds => ("holds", None, Json::Null),
         Outcome::Failed { failure, .. } => {
@@ -155,7 +159,7 @@ fn outcome(m: &Model, o: &Outcome) -> Json {
             ("incomplete", None, json!({ "kind": k, "value": v }))
         }
     };
-    json!({ "kind": kind, "property": property, "bound": bound })
+    json!({ "kind": kind, "property": property, "bound": bound, "also": also })
 }
 
 fn expected(e: &Expect) -> Json {

@@ -418,6 +418,7 @@ impl Model {
                 failure,
                 path,
                 loop_start,
+                ..
             } => Some(
                 trace::replay(&self.ir, path, Some(*failure))
                     .map(|mut t| {
@@ -565,6 +566,7 @@ fn unreached(m: &ir::Model, coverage: &explore::coverage::Coverage) -> explore::
             failure: explore::Failure::Unreached(i),
             path: Vec::new(),
             loop_start: None,
+            also: Vec::new(),
         },
         None => explore::Outcome::Holds,
     }

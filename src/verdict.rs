@@ -145,7 +145,7 @@ impl Verdict {
         }
         counts.push_str(&format!(", {:.2} s", self.seconds));
         match (&self.outcome, &self.trace) {
-            (Outcome::Failed { failure, .. }, Some(t)) => {
+            (Outcome::Failed { failure, also, .. }, Some(t)) => {
                 let what = match failure {
                     Failure::Deadlock => "deadlock".to_string(),
                     Failure::Unevaluable(i) => {
@@ -177,6 +177,9 @@ impl Verdict {
                 };
                 out.push_str(&format!("✗ {what} — {shape}\n"));
                 out.push_str(&wrap(&format!("({counts})"), "  ", "   "));
+                if let Some(line) = also_line(m, also, n) {
+                    out.push_str(&wrap(&line, "  ", "    "));
+                }
                 out.push('\n');
                 if n > 0 {
                     out.push_str(&trace::text::render_with(m, t, full));
@@ -407,4 +410,22 @@ fn reductions(st: &crate::explore::Stats) -> String {
     } else {
         format!(", reduced: {}", names.join(", "))
     }
+}
+
+/// The other failures met at the same depth as the one shown, or `None`.
+fn also_line(m: &crate::ir::Model, also: &[Failure], n: usize) -> Option<String> {
+    let names: Vec<String> = also
+        .iter()
+        .map(|f| match f {
+            Failure::Deadlock => "a deadlock".to_string(),
+            Failure::Unevaluable(i) => format!("{} cannot be evaluated", m.properties[*i].name),
+            f => f.name(m),
+        })
+        .collect();
+    let (first, rest) = names.split_first()?;
+    let list = rest.iter().fold(first.clone(), |acc, n| acc + ", " + n);
+    Some(format!(
+        "also violated at the same depth ({n} step{}): {list}",
+        if n == 1 { "" } else { "s" }
+    ))
 }

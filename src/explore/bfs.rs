@@ -631,6 +631,7 @@ impl Bfs<'_, '_> {
                 failure: Failure::Property(l.property),
                 path: l.path,
                 loop_start: l.loop_start,
+                also: Vec::new(),
             },
             None => Outcome::Holds,
         }
@@ -667,7 +668,30 @@ impl Bfs<'_, '_> {
             }
             Store::Prints(_) => self.parent_path(targets[0]),
         };
-        self.r.failed(best, &path)
+        let mut outcome = self.r.failed(best, &path);
+        if let Outcome::Failed { also, .. } = &mut outcome {
+            *also = self.also_failed(best);
+        }
+        outcome
+    }
+
+    /// The failures of the layer other than `best`, by kind (a runtime error names no
+    /// process: the same mistake in interchangeable processes is one), most relevant first.
+    fn also_failed(&self, best: Failure) -> Vec<Failure> {
+        let m = self.r.m;
+        let kind = |f: Failure| match f {
+            Failure::RuntimeError(_) => Failure::RuntimeError(crate::ir::value::Pid(0)),
+            f => f,
+        };
+        let mut also: Vec<Failure> = self
+            .found
+            .iter()
+            .map(|&(f, _)| kind(f))
+            .filter(|&f| f != kind(best))
+            .collect();
+        also.sort_by_key(|&f| rank(m, f));
+        also.dedup();
+        also
     }
 
     /// The path to state `j` in fingerprint mode: the transitions' places, from the

@@ -127,6 +127,10 @@ pub enum Outcome {
         /// For a liveness violation, where the path's loop begins: the steps from there on
         /// repeat forever. `None` for safety failures and runs that end.
         loop_start: Option<usize>,
+        /// The other failures the breadth-first search met in the same layer, at the same
+        /// depth as `failure`, most relevant first (each once; empty for depth-first searches,
+        /// liveness and failures with no path).
+        also: Vec<Failure>,
     },
     /// A bound stopped the search before it covered every state.
     Incomplete {

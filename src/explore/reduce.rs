@@ -312,6 +312,7 @@ impl<'m> Reducer<'m> {
             failure,
             path,
             loop_start: None,
+            also: Vec::new(),
         }
     }
 }

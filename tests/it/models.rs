@@ -493,3 +493,43 @@ fn every_builtin_model_steps_alike_in_every_arrangement() {
     }
     assert!(compared > 10_000, "only {compared} renamed states compared");
 }
+
+/// Two invariants that the same lost update breaks at the same depth: the verdict shows the
+/// expected one and names the other, whatever the reductions, threads and storage.
+#[test]
+fn every_failure_of_the_shortest_layer_is_named() {
+    let text = "model \"two\"\nabout \"two invariants break at once\"\ndb postgres\n\
+        table sku (id int primary key, stock int)\nrow sku (1, 1)\nghost sold = 0\n\
+        process buyer[2] {\n  begin\n  select stock from sku where id = 1 into $s\n\
+        if $s < 1 { rollback; return \"out\" }\n  update sku set stock = $s - 1 where id = 1\n\
+        commit\n  sold += 1\n}\ninvariant conserved: sku[1].stock + sold = 1\n\
+        invariant no_oversell: sold <= 1\nexpect violated no_oversell\n";
+    let m = Model::parse("two.model", text).unwrap_or_else(|e| panic!("{e}"));
+    let runs = [
+        Options::default(),
+        Options::full(),
+        Options {
+            threads: 2,
+            fingerprints: true,
+            ..Options::default()
+        },
+    ];
+    for opts in runs {
+        let v = m.check_with(opts);
+        let Outcome::Failed { failure, also, .. } = &v.outcome else {
+            panic!("{}", v.render())
+        };
+        let names: Vec<String> = also.iter().map(|f| f.name(m.ir())).collect();
+        assert_eq!(failure.name(m.ir()), "no_oversell", "{opts:?}");
+        assert_eq!(names, ["conserved"], "{opts:?}");
+        assert!(v
+            .render()
+            .contains("also violated at the same depth (6 steps): conserved"));
+    }
+    // Depth-first, the first failure found is the only one named.
+    let v = m.check_with(Options {
+        dfs: true,
+        ..Options::default()
+    });
+    assert!(matches!(&v.outcome, Outcome::Failed { also, .. } if also.is_empty()));
+}

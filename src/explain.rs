@@ -197,6 +197,25 @@ fn redis(m: &Model, out: &mut String) {
         out.push_str(&wrap(&line, "  ", "    "));
         i += run;
     }
+    for k in &m.keys {
+        let ttl = k.ttl.map_or(", no TTL".to_string(), |t| {
+            format!(
+                ", expiring in {}",
+                crate::trace::describe::ms(m, u64::from(t))
+            )
+        });
+        let on = if m.redis.len() > 1 {
+            format!(" on {}", clean(&m.redis[usize::from(k.server)].name))
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "key {} = {} at the start{on}{ttl}",
+            m.symbol(k.key),
+            m.show(&k.value)
+        );
+        out.push_str(&wrap(&line, "  ", "    "));
+    }
 }
 
 fn level_name(l: ir::Isolation) -> &'static str {

@@ -3,7 +3,7 @@
 use crate::ir::{Flavour, Model, OpKind};
 use crate::world::db::conflicts;
 use crate::world::process::{Status, Wait};
-use crate::ir::value::{Pid, Value};
+use crate::ir::value::{Pid, Sym, Value};
 use crate::world::State;
 use petgraph::algo::tarjan_scc;
 use petgraph::graphmap::DiGraphMap;
@@ -82,6 +82,31 @@ fn await_owner(m: &Model, s: &State, pid: Pid) -> Option<Pid> {
         Value::Pid(p) => Some(p),
         _ => None,
     }
+}
+
+/// The processes that `await` a Redis command on a key no process holds (the value is not a
+/// process id: a key left at the start, or by a process that stored something else), with the
+/// key and what it holds: no process's release will ever wake them; only a TTL can.
+#[must_use]
+pub fn ownerless_awaits(m: &Model, s: &State) -> Vec<(Pid, Sym, Value, Option<u32>)> {
+    let mut out = Vec::new();
+    for (p, proc) in s.procs.iter().enumerate() {
+        let pid = Pid(p as u16);
+        if !matches!(proc.status, Status::Waiting(Wait::Await { .. })) {
+            continue;
+        }
+        let op = &m.program(pid).ops[proc.pc as usize];
+        let OpKind::AwaitRedis { cmd, server, .. } = &op.kind else {
+            continue;
+        };
+        match s.redis[s.node(m, *server)].get(cmd.key()) {
+            Some(k) if !matches!(k.value, Value::Pid(_)) => {
+                out.push((pid, k.name, k.value, k.ttl));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A cycle of waits, if there is one: the edges in order, starting at the smallest pid.

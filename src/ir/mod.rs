@@ -48,6 +48,9 @@ pub struct Model {
     pub db: Option<Db>,
     /// Ghost counters, in declaration order; their initial values.
     pub ghosts: Vec<Ghost>,
+    /// Redis keys present at the start (`key K = V [ttl D] [on S]`), on the server's every
+    /// node (replicated before the model begins).
+    pub keys: Vec<InitialKey>,
     /// Names of in-process mutexes; every instance has its own copy of each.
     pub mutexes: Vec<String>,
     /// Service instances (process placement); index = instance id.
@@ -219,6 +222,16 @@ pub struct Index {
 pub struct RedisServer {
     pub name: String,
     pub replicas: u8,
+}
+
+#[derive(Clone, Debug)]
+pub struct InitialKey {
+    pub server: u16,
+    pub key: Sym,
+    pub value: Value,
+    /// Ticks until it expires; `None`: no TTL.
+    pub ttl: Option<u32>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]

@@ -62,6 +62,13 @@ pub enum DeclKind {
         name: Name,
         init: i64,
     },
+    /// `key K = V [ttl D] [on S]`: a Redis key present when the model starts.
+    InitialKey {
+        key: Name,
+        value: Lit,
+        ttl: Option<(u64, Span)>,
+        on: Option<Name>,
+    },
     Mutex(Name),
     /// `latency KIND D`: what every operation of the kind costs.
     Latency {

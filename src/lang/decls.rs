@@ -12,7 +12,7 @@ use super::suggest;
 use crate::ir::workload::Latency;
 use crate::ir::{ColumnType, Fairness, Flavour, Isolation, PropertyKind, Span, Timing};
 
-pub const DECLARATIONS: [&str; 30] = [
+pub const DECLARATIONS: [&str; 31] = [
     "model",
     "param",
     "latency",
@@ -28,6 +28,7 @@ pub const DECLARATIONS: [&str; 30] = [
     "mutex",
     "pool",
     "redis",
+    "key",
     "timing",
     "fairness",
     "process",
@@ -143,6 +144,7 @@ impl Parser<'_> {
                 Ok(DeclKind::Pool { name, size })
             }
             "redis" => self.redis_server(),
+            "key" => self.initial_key(),
             "timing" => self.timing(),
             "fairness" => self.fairness(),
             "process" => self.process(),
@@ -421,6 +423,37 @@ impl Parser<'_> {
             }
         }
         Ok(DeclKind::Redis { name, replicas })
+    }
+
+    /// `key K = V [ttl D] [on S]`: a Redis key that holds `V` (an integer or a string) when
+    /// the model starts, expiring after `D` (RS-1, RS-2).
+    fn initial_key(&mut self) -> PResult<DeclKind> {
+        let key = self.redis_key()?;
+        if !self.eat_punct("=") {
+            return self.unexpected("`=` and the key's value, like `key lock = 'w0' ttl 5s`");
+        }
+        let value = self.literal()?;
+        if matches!(value.kind, super::ast::LitKind::Null) {
+            let d = Diagnostic::new("a key cannot start as null", value.span, "null")
+                .with_hint("a key that is not there is not declared: leave the line out");
+            return self.fail(d);
+        }
+        let ttl = if self.eat_word("ttl") {
+            Some(self.duration()?)
+        } else {
+            None
+        };
+        let on = if self.eat_word("on") {
+            Some(self.name("a Redis server name")?)
+        } else {
+            None
+        };
+        Ok(DeclKind::InitialKey {
+            key,
+            value,
+            ttl,
+            on,
+        })
     }
 
     /// `table T (col type [primary key], …)`; the list may span lines.

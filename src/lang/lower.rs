@@ -16,7 +16,7 @@ use super::scope::{Cx, GroupInfo};
 use super::suggest;
 use super::ParseOptions;
 use crate::ir::{
-    BinOp, Db, Expect, Expr, Fault, FaultKind, Flavour, Ghost, Group, Isolation, Model, Pid,
+    BinOp, Db, Expect, Expr, Fault, FaultKind, Flavour, Ghost, Group, InitialKey, Isolation, Model, Pid,
     Process, Property, PropertyKind, RedisServer, Settings, Span, StatusKind, UnOp, Value,
 };
 
@@ -41,6 +41,7 @@ pub fn lower(
     lower_schema(&mut cx, decls, db.is_some());
     ghosts_and_mutexes(&mut cx, decls);
     redis_servers(&mut cx, decls);
+    model.keys = initial_keys(&mut cx, decls);
     lower_workload::declarations(&mut cx, decls);
     let processes: Vec<&ProcessDecl> = declare_groups(&mut cx, decls, &mut model);
     for (g, decl) in processes.iter().enumerate() {
@@ -108,6 +109,11 @@ fn finish(
         tables: cx.tables,
         settings,
     });
+    for key in &mut model.keys {
+        if let Some(ms) = &mut key.ttl {
+            *ms = (u64::from(*ms) / tick) as u32;
+        }
+    }
     model.ghosts = cx.ghosts;
     model.mutexes = cx.mutexes;
     if cx.redis_declared || cx.redis_used {
@@ -330,6 +336,53 @@ fn redis_servers(cx: &mut Cx, decls: &[Decl]) {
             replicas: 0,
         });
     }
+}
+
+/// The `key K = V [ttl D] [on S]` lines, their TTLs still in milliseconds.
+fn initial_keys(cx: &mut Cx, decls: &[Decl]) -> Vec<InitialKey> {
+    let mut keys: Vec<InitialKey> = Vec::new();
+    for decl in decls {
+        let DeclKind::InitialKey {
+            key,
+            value,
+            ttl,
+            on,
+        } = &decl.kind
+        else {
+            continue;
+        };
+        cx.redis_used = true;
+        let server = match on {
+            Some(name) => cx.server(name),
+            None => cx.only_server(decl.span, "key lock = 'w0' on NAME"),
+        };
+        let Some(server) = server else { continue };
+        if key.text.contains('$') {
+            let d = Diagnostic::new("a declared key cannot hold a `$variable`", key.span, "this key")
+                .with_hint("a `key` line names one key: write it out, like `lock:order:42`");
+            cx.report(d);
+            continue;
+        }
+        let sym = cx.intern(&key.text);
+        if let Some(k) = keys.iter().find(|k| k.key == sym && k.server == server) {
+            let line = cx.line(k.span);
+            let msg = format!("the key `{}` is declared twice", key.text);
+            let d = Diagnostic::new(msg, key.span, "declared again")
+                .with_hint(format!("line {line} declares it already, on the same server"));
+            cx.report(d);
+            continue;
+        }
+        let ttl = ttl.map(|(ms, _)| ms);
+        cx.durations.extend(ttl);
+        keys.push(InitialKey {
+            server,
+            key: sym,
+            value: lower_expr::lit_value(cx, &value.kind),
+            ttl: ttl.map(|ms| ms as u32),
+            span: decl.span,
+        });
+    }
+    keys
 }
 
 /// Assigns pids and instances to every group; returns the groups' declarations in order.

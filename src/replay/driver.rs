@@ -85,7 +85,9 @@ impl<'m> Driver<'m> {
             notes.push(format!(
                 "redis: keys under `{name}:`, one prefix per server of the model"
             ));
-            Some(RedisSide::open(url, format!("{name}:"), opts.time_scale)?)
+            let mut side = RedisSide::open(url, format!("{name}:"), opts.time_scale)?;
+            side.seed(m)?;
+            Some(side)
         };
         let longest = m.db.as_ref().map_or(0, |db| {
             let s = &db.settings;

@@ -80,6 +80,24 @@ impl RedisSide {
         }
     }
 
+    /// Sets the keys the model declares present at the start (`key K = V [ttl D]`), their
+    /// TTLs scaled as the commands' are.
+    pub fn seed(&mut self, m: &Model) -> Result<(), String> {
+        for k in &m.keys {
+            let mut w = vec![
+                "SET".into(),
+                self.key(m, k.server, k.key),
+                value_text(m, k.value),
+            ];
+            if let Some(t) = k.ttl {
+                let v = (u64::from(t) * m.tick_ms) as f64 * self.scale;
+                w.extend(["PX".into(), (v.round() as u64).max(1).to_string()]);
+            }
+            self.send(&w)?;
+        }
+        Ok(())
+    }
+
     /// Removes the replay's keys.
     pub fn clear(&mut self) {
         let _ = self.conn.flush_prefix(&self.prefix);

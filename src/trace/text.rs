@@ -238,6 +238,26 @@ pub(crate) fn ending(m: &Model, t: &Trace) -> String {
             m.process_name(e.holder)
         ));
     }
+    if t.cycle.is_none() {
+        for (pid, key, value, ttl) in crate::exec::waits::ownerless_awaits(m, &t.end) {
+            let frees = if ttl.is_some() {
+                "only its TTL frees it"
+            } else {
+                "it has no TTL: nothing will free it"
+            };
+            let line = format!(
+                "{} waits for {} ← it holds {} (no process's); {frees}",
+                m.process_name(pid),
+                m.symbol(key),
+                m.show(&value)
+            );
+            for (i, part) in wrap(&line, 94).iter().enumerate() {
+                out.push_str(if i == 0 { "  " } else { "    " });
+                out.push_str(part);
+                out.push('\n');
+            }
+        }
+    }
     for p in 0..t.end.procs.len() {
         let pid = crate::ir::value::Pid(p as u16);
         if let Some((r, held)) = crate::exec::capacity::waiting_for(m, &t.end, pid) {

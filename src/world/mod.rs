@@ -49,10 +49,18 @@ impl State {
             m.db.as_ref()
                 .map(|db| db.tables.iter().map(|t| (t.pk, t.rows.clone())).collect())
                 .unwrap_or_default();
+        let mut redis = vec![redis::Redis::default(); m.redis_nodes()];
+        for k in &m.keys {
+            let base = m.redis_base(k.server);
+            let nodes = 1 + usize::from(m.redis[usize::from(k.server)].replicas);
+            for node in &mut redis[base..base + nodes] {
+                node.set(k.key, k.value, false, k.ttl);
+            }
+        }
         State {
             procs,
             db: Shared::new(db::Db::new(tables)),
-            redis: vec![redis::Redis::default(); m.redis_nodes()],
+            redis,
             primary: vec![0; m.redis.len()],
             epochs: vec![0; m.redis.len()],
             mutexes: vec![Lock::default(); m.instances.len() * m.mutexes.len()],

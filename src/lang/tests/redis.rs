@@ -487,3 +487,26 @@ fn get_replica_is_only_for_a_plain_get() {
         "{got:?}"
     );
 }
+
+#[test]
+fn keys_declared_at_the_start_are_on_every_node_of_their_server() {
+    let decls = "redis cache with 1 replica\nredis queue\n\
+                 key lock:order:42 = 'w0' ttl 2s on cache\nkey jobs = 3 on queue";
+    let m = with(decls, "work 500ms\nGET lock:order:42 on cache into $v", "");
+    assert_eq!(m.tick_ms, 500);
+    let keys: Vec<(u16, &str, Option<u32>)> = m
+        .keys
+        .iter()
+        .map(|k| (k.server, m.symbol(k.key), k.ttl))
+        .collect();
+    assert_eq!(keys, [(0, "lock:order:42", Some(4)), (1, "jobs", None)]);
+    let s = crate::world::State::initial(&m);
+    let lock = m.keys[0].key;
+    // The primary and its replica hold it; the other server does not.
+    for node in 0..2 {
+        let k = s.redis[node].get(lock).expect("on cache's nodes");
+        assert_eq!((m.show(&k.value), k.ttl), ("'w0'".to_string(), Some(4)));
+    }
+    assert!(s.redis[2].get(lock).is_none());
+    assert_eq!(s.redis[2].get(m.keys[1].key).map(|k| k.value), Some(crate::ir::value::Value::Int(3)));
+}

@@ -4,7 +4,7 @@ use super::observe::{Event, Observer};
 use super::sql;
 use crate::ir::{FaultKind, Model};
 use crate::world::process::{Proc, Status};
-use crate::ir::value::Pid;
+use crate::ir::value::{Pid, Sym};
 use crate::world::State;
 
 /// Lets time pass to the next deadline (work or sleep ends, a key expires, a timer or a
@@ -13,10 +13,19 @@ use crate::world::State;
 /// deadline, so jumping to it loses no behaviour. A paused process's work and watchdog stand
 /// still; server-side timers run on.
 pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
-    let dt = next_deadline(s)?;
-    if dt == 0 {
+    let timers = next_timer(s);
+    if timers == Some(0) {
         return None; // a timer is due: its transition runs first
     }
+    let keys = next_key_expiry(s);
+    if keys == Some(0) {
+        // A key at its deadline goes 1 ms later (RS-2): less than a tick, or exactly one.
+        if m.tick_ms > 1 {
+            return Some(pass_deadline(m, s, obs));
+        }
+        return Some(advance(m, s, 1, obs));
+    }
+    let dt = timers.into_iter().chain(keys).min()?;
     Some(advance(m, s, dt, obs))
 }
 
@@ -35,8 +44,23 @@ pub fn pass<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> Option<S
 }
 
 /// Ticks until the next deadline: a delay ends, a key expires, a timer or a watchdog is
-/// due, a pause may end at the latest. `None` when nothing is timed.
+/// due, a pause may end at the latest. `None` when nothing is timed; `Some(0)` when a timer
+/// is due or a key is at its deadline.
 pub fn next_deadline(s: &State) -> Option<u32> {
+    next_timer(s).into_iter().chain(next_key_expiry(s)).min()
+}
+
+/// Ticks until a key of any server reaches its deadline (0: one is at it now).
+fn next_key_expiry(s: &State) -> Option<u32> {
+    s.redis
+        .iter()
+        .filter_map(crate::world::redis::Redis::next_expiry)
+        .min()
+}
+
+/// Ticks until the processes' next deadline: a delay ends, a timer or a watchdog is due, a
+/// pause may end at the latest.
+fn next_timer(s: &State) -> Option<u32> {
     let frozen = |p: &crate::world::process::Proc| p.paused.is_some();
     let local = s.procs.iter().filter(|p| !frozen(p)).flat_map(|p| {
         let busy = match p.status {
@@ -50,15 +74,35 @@ pub fn next_deadline(s: &State) -> Option<u32> {
         .procs
         .iter()
         .flat_map(|p| [p.check_in, p.timeout_in, p.paused]);
-    local
-        .chain(server)
-        .flatten()
-        .chain(
-            s.redis
-                .iter()
-                .filter_map(crate::world::redis::Redis::next_expiry),
-        )
-        .min()
+    local.chain(server).flatten().min()
+}
+
+/// Time moves past the keys' deadlines that fall now, by less than a tick (the server's
+/// 1 ms): those keys go, and no other timer moves.
+fn pass_deadline<O: Observer>(m: &Model, s: &State, obs: &mut O) -> State {
+    let mut st = s.clone();
+    if O::EVENTS {
+        obs.event(Event::TimePasses { ticks: 0 });
+    }
+    for n in 0..st.redis.len() {
+        let expired = st.redis[n].pass_deadline();
+        report_expiries(m, s, n, expired, obs);
+    }
+    st
+}
+
+/// Reports the keys that expired on node `n`: only the primary's expiries are news; replicas
+/// follow it (RF-5).
+fn report_expiries<O: Observer>(m: &Model, s: &State, n: usize, expired: Vec<Sym>, obs: &mut O) {
+    if !O::EVENTS || s.redis[n].down || !m.redis.is_empty() && !is_primary(m, s, n) {
+        return;
+    }
+    for key in expired {
+        obs.event(Event::KeyExpired {
+            server: m.server_of(n),
+            key,
+        });
+    }
 }
 
 /// Moves every timer `dt` ticks on; `dt` is at most [`next_deadline`].
@@ -107,20 +151,9 @@ fn advance<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> State {
             }
         }
     }
-    for (n, node) in st.redis.iter_mut().enumerate() {
-        let expired = node.advance(dt);
-        // Only the primary's expiries are news; replicas follow it (RF-5).
-        if s.redis[n].down || !m.redis.is_empty() && !is_primary(m, s, n) {
-            continue;
-        }
-        for key in expired {
-            if O::EVENTS {
-                obs.event(Event::KeyExpired {
-                    server: m.server_of(n),
-                    key,
-                });
-            }
-        }
+    for n in 0..st.redis.len() {
+        let expired = st.redis[n].advance(dt);
+        report_expiries(m, s, n, expired, obs);
     }
     st
 }

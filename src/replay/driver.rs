@@ -85,7 +85,12 @@ impl<'m> Driver<'m> {
             notes.push(format!(
                 "redis: keys under `{name}:`, one prefix per server of the model"
             ));
-            let mut side = RedisSide::open(url, format!("{name}:"), opts.time_scale)?;
+            let pad = 2 * margin(m, opts.time_scale).as_millis() as u64;
+            notes.push(format!(
+                "redis: every TTL is sent {pad} ms longer, so that a key is still there at its \
+                 deadline when the replay arrives a little late (RS-2)"
+            ));
+            let mut side = RedisSide::open(url, format!("{name}:"), opts.time_scale, pad)?;
             side.seed(m)?;
             Some(side)
         };
@@ -115,9 +120,7 @@ impl<'m> Driver<'m> {
             scale: opts.time_scale,
             timed_limit,
             origin: std::time::Instant::now(),
-            margin: Duration::from_secs_f64(
-                (m.tick_ms as f64 * opts.time_scale / 4.0).min(20.0) / 1000.0,
-            ),
+            margin: margin(m, opts.time_scale),
         })
     }
 
@@ -127,7 +130,8 @@ impl<'m> Driver<'m> {
         self.origin = std::time::Instant::now();
         'steps: for (i, step) in t.steps.iter().enumerate() {
             let number = crate::trace::text::number(t, i);
-            self.environment(step.choice, step.time);
+            let past = matches!(step.events.first(), Some(Event::TimePasses { ticks: 0 }));
+            self.environment(step.choice, step.time, past);
             let actor = step.choice.actor();
             for (k, e) in step.events.iter().enumerate() {
                 let waits = matches!(step.events.get(k + 1), Some(Event::Waits { .. }));
@@ -184,11 +188,18 @@ impl<'m> Driver<'m> {
 
     /// What the environment does to the clients: time passes (in real time, scaled), a
     /// crash closes the process's connection.
-    fn environment(&mut self, c: Choice, time: u64) {
+    fn environment(&mut self, c: Choice, time: u64, past: bool) {
         match c {
             Choice::Tick => {
                 let ms = (time * self.m.tick_ms) as f64 * self.scale;
-                let target = self.origin + Duration::from_secs_f64(ms / 1000.0) + self.margin;
+                // At a deadline the replay arrives a margin late, and the TTLs it sends are
+                // two margins long: past it, it waits for the padded TTL to run out.
+                let late = if past {
+                    3 * self.margin + Duration::from_millis(1)
+                } else {
+                    self.margin
+                };
+                let target = self.origin + Duration::from_secs_f64(ms / 1000.0) + late;
                 std::thread::sleep(target.saturating_duration_since(std::time::Instant::now()));
             }
             Choice::Fault { fault, pid }
@@ -380,7 +391,9 @@ impl<'m> Driver<'m> {
         let pttl = matches!(cmd, RedisCmd::Pttl { .. });
         let reply = match reply {
             // The server's milliseconds are the model's, scaled.
-            Value::Int(ms) if pttl && ms > 0 => Value::Int((ms as f64 * self.scale) as i64),
+            Value::Int(ms) if pttl && ms >= 0 => {
+                Value::Int((ms as f64 * self.scale) as i64 + r.pad() as i64)
+            }
             v => v,
         };
         let agree = compare::redis_agree(self.m, reply, &got, pttl, r.tolerance());
@@ -571,4 +584,9 @@ fn shown(words: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How late the replay arrives at a moment of the model: a quarter tick, at most 20 ms.
+fn margin(m: &Model, scale: f64) -> Duration {
+    Duration::from_secs_f64((m.tick_ms as f64 * scale / 4.0).min(20.0) / 1000.0)
 }

@@ -12,18 +12,22 @@ pub struct RedisSide {
     /// `interlock_replay_<pid>_<n>:`; a model server's keys are `<prefix><server>:<key>`.
     prefix: String,
     scale: f64,
+    /// Milliseconds added to every TTL sent: the model's key is still there at its deadline
+    /// (RS-2), and the replay reaches a deadline a margin late.
+    pad: u64,
 }
 
 impl RedisSide {
     /// Connects and clears the prefix (a replay of the same process number may have left
     /// keys behind).
-    pub fn open(url: &str, prefix: String, scale: f64) -> Result<Self, String> {
+    pub fn open(url: &str, prefix: String, scale: f64, pad: u64) -> Result<Self, String> {
         let mut conn = RedisConn::open(url)?;
         conn.flush_prefix(&prefix)?;
         Ok(RedisSide {
             conn,
             prefix,
             scale,
+            pad,
         })
     }
 
@@ -43,6 +47,7 @@ impl RedisSide {
             let v = (u64::from(ticks) * m.tick_ms) as f64 * self.scale;
             (v.round() as u64).max(1).to_string()
         };
+        let ttl = |ticks: u32| self.ttl_ms(m, ticks).to_string();
         let k = |key| self.key(m, server, key);
         match cmd {
             RedisCmd::Set { key, nx, px, .. } => {
@@ -51,13 +56,13 @@ impl RedisSide {
                     w.push("NX".into());
                 }
                 if let Some(t) = px {
-                    w.extend(["PX".into(), ms(*t)]);
+                    w.extend(["PX".into(), ttl(*t)]);
                 }
                 w
             }
             RedisCmd::Get { key } | RedisCmd::GetReplica { key, .. } => vec!["GET".into(), k(*key)],
             RedisCmd::Del { key } => vec!["DEL".into(), k(*key)],
-            RedisCmd::Pexpire { key, ttl } => vec!["PEXPIRE".into(), k(*key), ms(*ttl)],
+            RedisCmd::Pexpire { key, ttl: t } => vec!["PEXPIRE".into(), k(*key), ttl(*t)],
             RedisCmd::Pttl { key } => vec!["PTTL".into(), k(*key)],
             RedisCmd::Incr { key } => vec!["INCR".into(), k(*key)],
             RedisCmd::Wait { replicas, timeout } => {
@@ -90,12 +95,22 @@ impl RedisSide {
                 value_text(m, k.value),
             ];
             if let Some(t) = k.ttl {
-                let v = (u64::from(t) * m.tick_ms) as f64 * self.scale;
-                w.extend(["PX".into(), (v.round() as u64).max(1).to_string()]);
+                w.extend(["PX".into(), self.ttl_ms(m, t).to_string()]);
             }
             self.send(&w)?;
         }
         Ok(())
+    }
+
+    /// A TTL as sent: scaled, and padded so that the key outlives the replay's lateness.
+    fn ttl_ms(&self, m: &Model, ticks: u32) -> u64 {
+        let v = (u64::from(ticks) * m.tick_ms) as f64 * self.scale;
+        (v.round() as u64).max(1) + self.pad
+    }
+
+    /// The padding every TTL sent carries, in milliseconds.
+    pub fn pad(&self) -> u64 {
+        self.pad
     }
 
     /// Removes the replay's keys.

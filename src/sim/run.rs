@@ -508,7 +508,9 @@ impl Sim<'_> {
             },
         };
         if dt == 0 {
-            return false; // something is due that cannot happen: the run is stuck
+            // A key at its deadline goes as time moves on (RS-2); anything else due now
+            // that cannot happen means the run is stuck.
+            return state == Some(0) && self.take(Choice::Tick);
         }
         let dt = dt.min(cut.max(1));
         let c = if Some(dt) == state {

@@ -219,6 +219,10 @@ pub fn describe(m: &Model, step: &Step) -> Described {
             Event::KeyExpired { server, key } => {
                 world.push(format!("⌛ {}{} expired", at(m, *server), m.symbol(*key)));
             }
+            Event::TimePasses { ticks: 0 } => doing.push(format!(
+                "time moves 1ms past the deadline (now just after {})",
+                ms(m, step.time)
+            )),
             Event::TimePasses { ticks } => doing.push(format!(
                 "time passes {} (now {})",
                 ms(m, u64::from(*ticks)),
@@ -462,6 +466,16 @@ pub fn wait_name(m: &Model, w: Wait) -> String {
 }
 
 /// Ticks as milliseconds: `300ms`, `2s`.
+/// How long a `tick` lets pass, as written: a tick that only moves past a deadline (RS-2:
+/// a key goes 1 ms after it) is `1ms`.
+pub fn passed(m: &Model, ticks: u64) -> String {
+    if ticks == 0 {
+        "1ms".into()
+    } else {
+        ms(m, ticks)
+    }
+}
+
 pub fn ms(m: &Model, ticks: u64) -> String {
     let v = ticks * m.tick_ms;
     if v >= 1000 && v % 1000 == 0 {

@@ -206,7 +206,7 @@ impl<'m> Driver<'m> {
         };
         let passed = passes(&rec.events);
         if let Some(want) = want {
-            let shown = super::describe::ms(self.m, passed);
+            let shown = super::describe::passed(self.m, passed);
             if shown != want {
                 return Err((
                     format!("time passes {shown} here, not {want}"),

@@ -144,7 +144,7 @@ pub fn name(m: &Model, c: Choice, ticks: u64) -> String {
         Choice::Proc(pid) => p(pid),
         Choice::Check(pid) => format!("check {}", p(pid)),
         Choice::Timeout(pid) => format!("timeout {}", p(pid)),
-        Choice::Tick => format!("tick {}", ms(m, ticks)),
+        Choice::Tick => format!("tick {}", super::describe::passed(m, ticks)),
         Choice::Pass(dt) => format!("pass {}", ms(m, u64::from(dt))),
         Choice::Restart(pid) => format!("restart {}", p(pid)),
         Choice::Pick { pid, value } => format!("pick {} {value}", p(pid)),
@@ -259,10 +259,11 @@ pub fn path(m: &Model, token: &str) -> Result<Path, TokenError> {
                     _ => 0,
                 })
                 .sum();
-            if ms(m, passed) != want {
+            let shown = super::describe::passed(m, passed);
+            if shown != want {
                 return Err(fail(
-                    format!("time passes {} here, not {want}", ms(m, passed)),
-                    Some(format!("write `tick {}`", ms(m, passed))),
+                    format!("time passes {shown} here, not {want}"),
+                    Some(format!("write `tick {shown}`")),
                 ));
             }
         }

@@ -2,7 +2,8 @@
 
 use crate::ir::value::{Sym, Value};
 
-/// Invariant: keys are sorted by name and unique; a key whose TTL reached 0 is gone.
+/// Invariant: keys are sorted by name and unique; a key at TTL 0 is at its deadline: present
+/// now, gone as soon as time moves on (RS-2).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Redis {
     pub keys: Vec<Key>,
@@ -113,36 +114,48 @@ impl Redis {
         }
     }
 
-    /// The nearest expiry, in ticks from now.
+    /// The nearest expiry, in ticks from now; `Some(0)` when a key is at its deadline.
     #[must_use]
     pub fn next_expiry(&self) -> Option<u32> {
         self.keys.iter().filter_map(|k| k.ttl).min()
     }
 
-    /// Lets `dt` ticks pass; returns the keys that expired (at and after the deadline a key is
-    /// absent to every command).
+    /// Lets `dt` ticks pass; returns the keys that expired. Redis treats a key as expired
+    /// only once its clock is past the deadline (RS-2): a key whose deadline falls exactly
+    /// `dt` from now is still present, at TTL 0; one at its deadline already goes.
     pub fn advance(&mut self, dt: u32) -> Vec<Sym> {
-        // A write still in the replication stream ages too; one that expired in transit
-        // arrives as a deletion.
+        self.age(|t| (*t >= dt).then(|| *t - dt))
+    }
+
+    /// Time moves past the deadlines that fall now by less than a tick (1 ms on the
+    /// server): the keys at TTL 0 go, and nothing else ages.
+    pub fn pass_deadline(&mut self) -> Vec<Sym> {
+        self.age(|t| (*t > 0).then_some(*t))
+    }
+
+    /// Gives every TTL its new value, `None` for an expired one. A write still in the
+    /// replication stream ages too; one that expired in transit arrives as a deletion.
+    fn age(&mut self, next: impl Fn(&u32) -> Option<u32>) -> Vec<Sym> {
         for w in &mut self.backlog {
             if let Some((_, Some(t))) = &mut w.state {
-                if *t <= dt {
-                    w.state = None;
-                } else {
-                    *t -= dt;
+                match next(t) {
+                    Some(left) => *t = left,
+                    None => w.state = None,
                 }
             }
         }
         let mut expired = Vec::new();
         self.keys.retain_mut(|k| match &mut k.ttl {
-            Some(t) if *t <= dt => {
-                expired.push(k.name);
-                false
-            }
-            Some(t) => {
-                *t -= dt;
-                true
-            }
+            Some(t) => match next(t) {
+                Some(left) => {
+                    *t = left;
+                    true
+                }
+                None => {
+                    expired.push(k.name);
+                    false
+                }
+            },
             None => true,
         });
         expired

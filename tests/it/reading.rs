@@ -107,7 +107,7 @@ fn a_compact_token_reads_back_and_a_bad_count_is_an_error() {
     let t = v.trace.as_ref().expect("a counterexample");
     let token = t.token(&m);
     assert!(
-        token.contains("client[1]*10") && token.contains("tick 200ms*3"),
+        token.contains("client[1]*10") && token.contains("tick 200ms*2 tick 1ms"),
         "{token}"
     );
     let again = m.trace_of(&token).expect("the token reads back");

@@ -22,6 +22,8 @@ enum RedisOp {
     Advance {
         dt: u32,
     },
+    /// Time moves past the deadlines that fall now, by less than a tick.
+    PassDeadline,
 }
 
 fn redis_op() -> impl Strategy<Value = RedisOp> {
@@ -40,13 +42,17 @@ fn redis_op() -> impl Strategy<Value = RedisOp> {
             }),
         (0..3u32).prop_map(|key| RedisOp::Del { key }),
         (1..4u32).prop_map(|dt| RedisOp::Advance { dt }),
+        Just(RedisOp::PassDeadline),
     ]
 }
 
-/// The reference: absolute deadlines, a key is absent at and after its deadline.
+/// The reference: absolute deadlines; a key is present at its deadline and absent once time
+/// has moved past it (RS-2). `past`: time has moved past the present tick by less than a
+/// tick; a key set then counts from the tick.
 #[derive(Default)]
 struct RefRedis {
     now: u64,
+    past: bool,
     keys: BTreeMap<u32, (i64, Option<u64>)>,
 }
 
@@ -54,7 +60,7 @@ impl RefRedis {
     fn live(&self, key: u32) -> Option<i64> {
         self.keys
             .get(&key)
-            .filter(|(_, d)| d.is_none_or(|d| self.now < d))
+            .filter(|(_, d)| d.is_none_or(|d| self.now < d || self.now == d && !self.past))
             .map(|(v, _)| *v)
     }
 }
@@ -81,7 +87,12 @@ proptest! {
                 }
                 RedisOp::Advance { dt } => {
                     reference.now += u64::from(dt);
+                    reference.past = false;
                     r.advance(dt);
+                }
+                RedisOp::PassDeadline => {
+                    reference.past = true;
+                    r.pass_deadline();
                 }
             }
             for key in 0..3u32 {

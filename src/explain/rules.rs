@@ -227,7 +227,7 @@ pub(crate) const RULES: &[Rule] = &[
     rule("PG-28", |u| u.pg() && u.lock_timeout, "`lock_timeout` ends a wait with 55P03 and aborts the transaction"),
     rule("PG-26", |u| u.pg() && u.at(Isolation::Serializable), "SERIALIZABLE (conservative SSI): a transaction that wrote fails at COMMIT with 40001 when a row or table it read was changed by a later commit; reads never block"),
     rule("RS-1", |u| u.set_nx, "SET … NX sets the key only when it is absent (reply OK, else nil); a successful SET replaces any old TTL"),
-    rule("RS-2", |u| u.ttl, "at and after its expiry time a key is absent to every command"),
+    rule("RS-2", |u| u.ttl, "a key is there up to and at its expiry time, gone 1 ms after it"),
     rule("RS-3", |u| u.clock_jump, "a server compares deadlines with its own clock: a jump forward expires its keys that much earlier"),
     rule("RS-6", |u| u.del, "DEL removes whatever the key holds: it checks no ownership"),
     rule("RS-7, RS-8", |u| u.atomic, "an `atomic` block is one script: no other command runs and no key expires during it (the safe release checks the token inside one)"),

@@ -783,15 +783,18 @@ mod sr {
             let i = match a {
                 A4::Step(i) => i,
                 A4::Tick => {
+                    // RS-2: a key is still there at its deadline and gone just after it;
+                    // passing the deadline is a step of its own, less than a tick long.
+                    if t.key.is_some_and(|(_, ttl)| ttl == 0) {
+                        t.key = None;
+                        return Some(t);
+                    }
                     let busy = t.procs.iter().map(|p| p.busy).filter(|&b| b > 0);
                     let dt = busy.chain(t.key.map(|(_, ttl)| ttl)).min()?;
                     for p in &mut t.procs {
                         p.busy = p.busy.saturating_sub(dt);
                     }
-                    t.key = t
-                        .key
-                        .filter(|&(_, ttl)| ttl > dt)
-                        .map(|(o, ttl)| (o, ttl - dt));
+                    t.key = t.key.map(|(o, ttl)| (o, ttl - dt));
                     return Some(t);
                 }
             };
@@ -1026,7 +1029,7 @@ macro_rules! programs {
         /// a logical clock in ms that only a client's `work` moves (see [`ttl_lock`]).
         struct Redis {
             now: u64,
-            /// The lock key: owner and the moment it expires.
+            /// The lock key: owner and the last moment it is there (RS-2: gone 1 ms later).
             key: Option<(usize, u64)>,
             inside: u32,
             overlap: bool,
@@ -1056,7 +1059,7 @@ macro_rules! programs {
                 let (lock, changed) = &*server;
                 let start = {
                     let mut r = lock.lock().expect("not poisoned");
-                    while r.key.is_some_and(|(_, expires)| r.now < expires) {
+                    while r.key.is_some_and(|(_, expires)| r.now <= expires) {
                         r = changed.wait(r).expect("not poisoned");
                     }
                     r.key = Some((me, r.now + ttl));
@@ -1075,7 +1078,7 @@ macro_rules! programs {
                 r.inside -= 1;
                 let now = r.now;
                 if r.key
-                    .is_some_and(|(owner, expires)| owner == me && now < expires)
+                    .is_some_and(|(owner, expires)| owner == me && now <= expires)
                 {
                     r.key = None;
                 }

@@ -6,7 +6,7 @@
 
 use crate::explore::coverage::{Coverage, End, OpCount};
 use crate::explore::Outcome;
-use crate::ir::{Expect, Model, OpKind, Program, Span, SqlStmt};
+use crate::ir::{Expect, Model, OpKind, Program, RedisCmd, Span, SqlStmt};
 
 /// One thing the search did not cover, at its place in the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +48,49 @@ pub fn warnings(m: &Model, outcome: &Outcome, cov: &Coverage) -> Vec<Warning> {
     if matches!(outcome, Outcome::Holds) && !m.allow_failed {
         failed_processes(m, cov, &mut out);
     }
+    for group in &m.groups {
+        waits_beyond_replicas(m, &group.name, &group.program, &mut out);
+    }
     out
+}
+
+/// `WAIT n` on a server with fewer than `n` replicas is legal in Redis; it waits out its
+/// whole timeout every time (for ever with 0), which is seldom what was meant.
+fn waits_beyond_replicas(m: &Model, group: &str, p: &Program, out: &mut Vec<Warning>) {
+    for op in &p.ops {
+        let OpKind::Redis {
+            cmd: RedisCmd::Wait { replicas, timeout },
+            server,
+            ..
+        } = &op.kind
+        else {
+            continue;
+        };
+        let (name, has) = m
+            .redis
+            .get(usize::from(*server))
+            .map_or(("redis", 0), |r| (r.name.as_str(), r.replicas));
+        if *replicas <= has {
+            continue;
+        }
+        let plural = |n: u8| if n == 1 { "replica" } else { "replicas" };
+        let outcome = if *timeout == 0 {
+            "it never returns".to_string()
+        } else {
+            format!("it always waits its whole timeout and replies at most {has}")
+        };
+        out.push(Warning {
+            message: format!(
+                "{group}: `{}` asks for more replicas than `{name}` has ({has}): {outcome}",
+                text(m, op.span)
+            ),
+            span: Some(op.span),
+            hint: Some(format!(
+                "declare `redis {name} with {replicas} {}`, or wait for at most {has}",
+                plural(*replicas)
+            )),
+        });
+    }
 }
 
 /// The statement an op came from, as written (its first line, shortened).

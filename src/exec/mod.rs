@@ -15,6 +15,7 @@ mod write;
 
 use crate::ir::{FaultKind, Model, Timing};
 use crate::ir::value::Pid;
+use crate::world::process::{Status, Wait};
 use crate::world::State;
 use observe::Observer;
 
@@ -125,8 +126,9 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
 
 /// Every transition out of `s`, in choice order: processes by pid, then due deadlock checks
 /// and lock timeouts, then time, then faults.
-/// Returns how many of them are progress (process steps and time), as opposed to faults:
-/// a state with no progress transition and unfinished processes is a deadlock.
+/// Returns how many of them are progress (process steps, time, and replication a `WAIT`
+/// waits for), as opposed to faults: a state with no progress transition and unfinished
+/// processes is a deadlock.
 pub fn successors(m: &Model, s: &State, out: &mut Vec<(Choice, State)>) -> usize {
     successors_except(m, s, &[], out)
 }
@@ -220,8 +222,14 @@ pub fn successors_stepping(
         }
     }
     // Replication is asynchronous: a replica catches up whenever the environment lets it.
+    // It is progress for a process that waits for it (`WAIT n 0` has no other way out).
+    let mut awaited = 0;
     for n in 0..s.redis.len() {
         if let Some(next) = env::replicate(m, s, n, &mut silent) {
+            let server = m.server_of(n);
+            awaited += usize::from(s.procs.iter().any(|p| {
+                matches!(p.status, Status::Waiting(Wait::Replicas { server: w, .. }) if w == server)
+            }));
             out.push((Choice::Replicate(n as u16), next));
         }
     }
@@ -275,5 +283,5 @@ pub fn successors_stepping(
             }
         }
     }
-    progress
+    progress + awaited
 }

@@ -401,7 +401,8 @@ fn visible<O: Observer>(
 }
 
 /// `WAIT n timeout`: replies at once when `n` replicas have every write, else waits (the
-/// resume replies however many have them by then, RF-4).
+/// resume replies however many have them by then, RF-4); with timeout 0, until they have.
+/// `n` may exceed the replicas: it then waits out the timeout (or for ever).
 fn wait_replicas<O: Observer>(
     m: &Model,
     st: &mut State,
@@ -431,7 +432,8 @@ fn wait_replicas<O: Observer>(
     if acked < need && !resuming && !lost {
         let p = &mut st.procs[pid.index()];
         p.status = Status::Waiting(Wait::Replicas { server, need });
-        p.timeout_in = Some(timeout);
+        // `WAIT n 0` has no timeout: it waits until n replicas have the writes (RF-4).
+        p.timeout_in = (timeout > 0).then_some(timeout);
         if O::EVENTS {
             obs.event(Event::Waits {
                 wait: Wait::Replicas { server, need },

@@ -109,6 +109,21 @@ pub fn ownerless_awaits(m: &Model, s: &State) -> Vec<(Pid, Sym, Value, Option<u3
     out
 }
 
+/// The processes blocked in a `WAIT n 0` (no timeout): each with the server, the replicas it
+/// needs and the replicas the server has now. Only replication can end such a wait.
+#[must_use]
+pub fn replica_waits(m: &Model, s: &State) -> Vec<(Pid, u16, u8, usize)> {
+    let mut out = Vec::new();
+    for (p, proc) in s.procs.iter().enumerate() {
+        if let Status::Waiting(Wait::Replicas { server, need }) = proc.status {
+            if proc.timeout_in.is_none() {
+                out.push((Pid(p as u16), server, need, s.replicas(m, server).len()));
+            }
+        }
+    }
+    out
+}
+
 /// A cycle of waits, if there is one: the edges in order, starting at the smallest pid.
 #[must_use]
 pub fn cycle(m: &Model, s: &State) -> Option<Vec<Edge>> {

@@ -450,12 +450,8 @@ pub enum RedisAst {
     },
     Pttl(Name),
     Incr(Name),
-    /// `WAIT numreplicas timeout`: the timeout in milliseconds; the span is numreplicas'.
-    Wait {
-        replicas: u8,
-        replicas_span: Span,
-        timeout: u64,
-    },
+    /// `WAIT numreplicas timeout`: the timeout in milliseconds, 0 for ever.
+    Wait { replicas: u8, timeout: u64 },
 }
 
 #[derive(Clone, Debug)]

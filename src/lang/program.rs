@@ -751,48 +751,15 @@ impl Builder<'_, '_> {
             RedisAst::Incr(key) => RedisCmd::Incr {
                 key: self.key(key)?,
             },
-            RedisAst::Wait {
-                replicas,
-                replicas_span,
-                timeout,
-            } => {
-                let timeout = self.ms(*timeout);
-                if let Some(s) = server {
-                    self.replicas_exist(s, *replicas, *replicas_span)?;
-                }
+            RedisAst::Wait { replicas, timeout } => {
+                // 0 waits for ever: it is no duration, and does not count toward the tick.
+                let timeout = if *timeout == 0 { 0 } else { self.ms(*timeout) };
                 RedisCmd::Wait {
                     replicas: *replicas,
                     timeout,
                 }
             }
         })
-    }
-
-    /// `WAIT n` on server `s`: `s` has at least `n` replicas, else it is reported.
-    fn replicas_exist(&mut self, s: u16, wanted: u8, span: Span) -> Option<()> {
-        let server = &self.cx.redis[usize::from(s)];
-        if wanted <= server.replicas {
-            return Some(());
-        }
-        let (name, has) = (server.name.clone(), server.replicas);
-        let plural = |n: u8| if n == 1 { "replica" } else { "replicas" };
-        let label = match has {
-            0 => format!("`{name}` has no replica"),
-            n => format!("`{name}` has {n} {}", plural(n)),
-        };
-        let declare = if self.cx.redis_declared {
-            format!("redis {name} with {wanted} {}", plural(wanted))
-        } else {
-            format!("redis NAME with {wanted} {}", plural(wanted))
-        };
-        let hint = match has {
-            0 => format!("WAIT counts the replicas that have the writes: declare `{declare}`"),
-            n => format!("declare `{declare}`, or wait for at most {n}"),
-        };
-        let msg = format!("WAIT {wanted} asks for more replicas than `{name}` has");
-        self.cx
-            .report(Diagnostic::new(msg, span, label).with_hint(hint));
-        None
     }
 
     /// `GET … replica K` on server `s`: K is 1-based and at most its replicas, else it is

@@ -464,15 +464,9 @@ impl Parser<'_> {
     fn redis(&mut self, wait: bool) -> PResult<StmtKind> {
         let command = self.name("a Redis command")?.text.to_ascii_uppercase();
         let cmd = if command == "WAIT" {
-            let start = self.pos;
             let replicas = self.count("the number of replicas", 0..=255)? as u8;
-            let replicas_span = self.span_from(start);
             let timeout = self.ttl("WAIT")?;
-            RedisAst::Wait {
-                replicas,
-                replicas_span,
-                timeout,
-            }
+            RedisAst::Wait { replicas, timeout }
         } else {
             let key = self.redis_key()?;
             match command.as_str() {
@@ -792,7 +786,9 @@ impl Parser<'_> {
             Some("s") => 1000,
             Some(_) => return self.bad_unit(t.span, suffix.as_deref().unwrap_or("")),
         };
-        if negative || value == 0 {
+        // `WAIT n 0` blocks until the replicas have the writes, however long (RF-4).
+        let forever = command == "WAIT" && value == 0;
+        if negative || value == 0 && !forever {
             let span = self.span_from(start);
             let (msg, label, hint) = match command {
                 "PX" => (
@@ -801,10 +797,9 @@ impl Parser<'_> {
                     "PX is the key's time to live in milliseconds, e.g. `PX 3000`",
                 ),
                 "WAIT" => (
-                    "WAIT's timeout must be a positive integer",
+                    "WAIT's timeout cannot be negative",
                     "not a valid timeout",
-                    "the timeout is in milliseconds, e.g. `WAIT 1 100`; waiting forever \
-                     (`0` in Redis) is not modelled",
+                    "the timeout is in milliseconds, e.g. `WAIT 1 100`; `0` waits for ever",
                 ),
                 _ => (
                     "PEXPIRE must be a positive integer",
@@ -815,6 +810,9 @@ impl Parser<'_> {
             };
             let d = Diagnostic::new(msg, span, label).with_hint(hint);
             return self.fail(d);
+        }
+        if forever {
+            return Ok(0);
         }
         Ok(self.checked_ms(value, factor, t.span)?.0)
     }

@@ -258,6 +258,20 @@ pub(crate) fn ending(m: &Model, t: &Trace) -> String {
             }
         }
     }
+    for (pid, server, need, has) in crate::exec::waits::replica_waits(m, &t.end) {
+        let name = m.redis.get(usize::from(server)).map_or("redis", |r| r.name.as_str());
+        let line = format!(
+            "{} waits for {need} {} of {name} to have its writes ← {name} has {has}; a WAIT with \
+             timeout 0 never gives up",
+            m.process_name(pid),
+            if need == 1 { "replica" } else { "replicas" }
+        );
+        for (i, part) in wrap(&line, 94).iter().enumerate() {
+            out.push_str(if i == 0 { "  " } else { "    " });
+            out.push_str(part);
+            out.push('\n');
+        }
+    }
     for p in 0..t.end.procs.len() {
         let pid = crate::ir::value::Pid(p as u16);
         if let Some((r, held)) = crate::exec::capacity::waiting_for(m, &t.end, pid) {

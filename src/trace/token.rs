@@ -18,6 +18,7 @@ use super::Trace;
 use crate::exec::observe::{Event, Record};
 use crate::exec::{apply, Choice};
 use crate::ir::{FaultKind, Model};
+use crate::ir::schedule::step_width;
 use crate::ir::value::Pid;
 use crate::world::State;
 
@@ -69,36 +70,37 @@ pub fn compact(steps: Vec<String>) -> Vec<String> {
 }
 
 /// A token's words with every `STEP*N` written out `N` times (`tick 200ms*3` is three
-/// ticks), or why not.
+/// ticks, `replicate cache/replica1*2` two replications), or why not. A step's words are
+/// those [`step_width`] counts; the `*N` stands on its last.
 fn expand(token: &str) -> Result<Vec<&str>, TokenError> {
     let words: Vec<&str> = token.split_whitespace().collect();
     let mut out = Vec::with_capacity(words.len());
-    for (i, w) in words.iter().enumerate() {
-        let Some((base, count)) = w.rsplit_once('*') else {
-            out.push(*w);
+    let (mut at, mut steps) = (0, 0);
+    while at < words.len() {
+        let width = step_width(&words[at..]).max(1);
+        steps += usize::from(words[at] != "loop");
+        let step = &words[at..at + width];
+        at += width;
+        let last = step[width - 1];
+        let Some((base, count)) = last.rsplit_once('*') else {
+            out.extend_from_slice(step);
             continue;
         };
         let n: usize = match count.parse() {
             Ok(n) if (1..=MOST_REPEATS).contains(&n) && !base.is_empty() => n,
             _ => {
                 return Err(TokenError {
-                    step: out.len() + 1,
-                    message: format!("`{w}` is not a step repeated a number of times"),
+                    step: steps,
+                    message: format!("`{}` is not a step repeated a number of times", step.join(" ")),
                     hint: Some(format!(
                         "write `STEP*N` with N from 1 to {MOST_REPEATS}: `client[1]*3`, `tick 200ms*2`"
                     )),
                 })
             }
         };
-        // `tick 200ms*3` repeats the pair; any other step is one word.
-        let pair = i > 0 && words[i - 1] == "tick";
-        if pair {
-            out.pop();
-        }
+        steps += n - 1;
         for _ in 0..n {
-            if pair {
-                out.push("tick");
-            }
+            out.extend_from_slice(&step[..width - 1]);
             out.push(base);
         }
     }

@@ -123,6 +123,24 @@ fn a_compact_token_reads_back_and_a_bad_count_is_an_error() {
     }
 }
 
+/// A repeated step of two words other than a tick (`replicate cache/replica1*2`) reads back
+/// as that step twice, and a bad count on it names the whole step.
+#[test]
+fn a_repeated_two_word_step_reads_back() {
+    let (m, v) = checked("models/redis/wait-forever.model");
+    let token = v.trace.as_ref().expect("a counterexample").token(&m);
+    assert!(token.contains("replicate cache/replica1*2"), "{token}");
+    assert_eq!(m.trace_of(&token).expect("the token reads back").len(), 6);
+    let e = m
+        .trace_of("stuck*2 writer replicate cache/replica1*0")
+        .expect_err("a zero count")
+        .to_string();
+    assert!(
+        e.contains("`replicate cache/replica1*0` is not a step repeated"),
+        "{e}"
+    );
+}
+
 /// Every built-in counterexample: its rows cover each step exactly once, in order; `--full`
 /// gives one row per step; the summary has one to six lines and ends with the failure.
 #[test]

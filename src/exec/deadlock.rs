@@ -37,7 +37,7 @@ pub(super) fn innodb_on_wait<O: Observer>(
         });
     }
     if victim == pid {
-        return Scan::Error(error_code("1213"));
+        return Scan::Error(error_code("1213").into());
     }
     interrupt(m, st, victim, error_code("1213"), obs);
     waiting

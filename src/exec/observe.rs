@@ -184,8 +184,54 @@ pub enum Reply {
     Count(i64),
     /// A command tag worth showing (`ROLLBACK` for a COMMIT of an aborted transaction).
     Tag(&'static str),
-    /// The statement failed with this error code.
-    Error(Sym),
+    /// The statement failed with this error.
+    Error(Refusal),
+}
+
+/// An error a statement raised: the code a process catches, and what the server's message
+/// names besides it (`trace::words` writes the message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: Sym,
+    pub about: About,
+    /// The statement's table, when it has one (filled in when the statement fails).
+    pub table: Option<u16>,
+}
+
+/// The detail of an error that its message shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum About {
+    #[default]
+    Nothing,
+    /// PostgreSQL found the row its snapshot saw updated by a later transaction.
+    Updated,
+    /// … or deleted by one.
+    Deleted,
+    /// PostgreSQL's SSI at COMMIT: a dangerous structure of read/write dependencies.
+    Dependencies,
+    /// A value out of `column`'s range in the statement's `row`-th row (from 1).
+    Range { column: u16, row: u32 },
+    /// An arithmetic result out of the engine's integer range.
+    Overflow,
+    /// The key an INSERT duplicates.
+    Duplicate(Value),
+}
+
+impl From<Sym> for Refusal {
+    fn from(code: Sym) -> Self {
+        Refusal::of(code, About::Nothing)
+    }
+}
+
+impl Refusal {
+    #[must_use]
+    pub fn of(code: Sym, about: About) -> Self {
+        Refusal {
+            code,
+            about,
+            table: None,
+        }
+    }
 }
 
 /// Receives a step's events and coverage. Every method defaults to doing nothing.

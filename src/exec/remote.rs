@@ -167,7 +167,7 @@ pub fn answer<O: Observer>(m: &Model, st: &mut State, pid: Pid, a: Answer, obs: 
         Answer::Rows(rows) => Outcome::Done(Reply::Rows(rows)),
         Answer::Count(n) => Outcome::Done(Reply::Count(n)),
         Answer::Done => Outcome::Done(Reply::None),
-        Answer::Error(code) => Outcome::Error(code),
+        Answer::Error(code) => Outcome::Error(code.into()),
     };
     let ok = matches!(out, Outcome::Done(_));
     let locals: Box<[Value]> = if O::LOCALS {

@@ -4,13 +4,13 @@
 
 use super::deadlock;
 use super::eval::eval;
-use super::observe::{Event, Observer};
+use super::observe::{About, Event, Observer, Refusal};
 use super::sql::{matches, schema, snapshot, sort};
 use super::step::scope;
 use crate::ir::{error_code, BinOp, Expr, Flavour, Isolation, LockClause, Model, WaitPolicy};
 use crate::world::db::{GapRange, View};
 use crate::world::process::{RunError, Status, Wait};
-use crate::ir::value::{Pid, Sym, Value};
+use crate::ir::value::{Pid, Value};
 use crate::world::State;
 
 /// The statement a scan serves.
@@ -29,7 +29,7 @@ pub(super) enum Scan {
     Rows(Vec<usize>),
     /// The process now waits for a row that `holder` holds.
     Wait(Pid),
-    Error(Sym),
+    Error(Refusal),
 }
 
 /// Locks the statement's target rows for `pid`.
@@ -110,7 +110,7 @@ fn postgres(
         {
             match clause.wait {
                 WaitPolicy::SkipLocked => continue,
-                WaitPolicy::NoWait => return Ok(Scan::Error(error_code("55P03"))),
+                WaitPolicy::NoWait => return Ok(Scan::Error(error_code("55P03").into())),
                 WaitPolicy::Wait => {
                     st.procs[pid.index()].candidates = Some(keys.clone());
                     return Ok(wait(m, st, pid, table, r, clause, h));
@@ -120,7 +120,9 @@ fn postgres(
         let row = st.db.row(table, r);
         let own = row.pending.as_ref().is_some_and(|(o, _)| *o == pid);
         if snap.is_some_and(|s| !own && row.latest_seq() > s) {
-            return Ok(Scan::Error(error_code("40001")));
+            let gone = row.latest().is_none();
+            let about = if gone { About::Deleted } else { About::Updated };
+            return Ok(Scan::Error(Refusal::of(error_code("40001"), about)));
         }
         let hit = match st.db.read(table, r, pid, View::Latest) {
             Some(v) => matches(filter, &scope(m, st, pid), v)?,
@@ -221,7 +223,7 @@ fn innodb<O: Observer>(
                         } else {
                             "3572"
                         };
-                        return Ok(Scan::Error(error_code(code)));
+                        return Ok(Scan::Error(error_code(code).into()));
                     }
                     WaitPolicy::Wait => {
                         let w = wait(m, st, pid, table, r, clause, h);
@@ -238,7 +240,7 @@ fn innodb<O: Observer>(
         }
         if hit {
             if writes && snapshot_conflict(m, st, pid, table, r) {
-                return Ok(Scan::Error(error_code("1020")));
+                return Ok(Scan::Error(error_code("1020").into()));
             }
             out.push(r);
             if limit.is_some_and(|n| out.len() >= n) {

@@ -1,7 +1,7 @@
 //! SQL statements: transactions, reads, writes, and what an error does to them.
 
 use super::eval::{eval, Scope};
-use super::observe::{Event, Observer, Reply};
+use super::observe::{About, Event, Observer, Refusal, Reply};
 use super::scan::{self, Kind, Scan};
 use super::step::{scope, Flow};
 use crate::ir::{error_code, Db as Schema, Expr, LockClause, LockMode, Model, OnError, SqlStmt};
@@ -16,7 +16,7 @@ pub(super) enum Outcome {
     Done(Reply),
     /// It waits for a row lock `holder` holds (status already set).
     Wait(Pid),
-    Error(Sym),
+    Error(Refusal),
 }
 
 /// Runs a statement other than BEGIN (which is local code).
@@ -35,7 +35,7 @@ pub(super) fn run<O: Observer>(
         Box::default()
     };
     let out = match st.procs[pid.index()].error.take() {
-        Some(code) => Outcome::Error(code),
+        Some(code) => Outcome::Error(code.into()),
         None => statement(m, st, pid, stmt, obs)?,
     };
     Ok(conclude(m, st, pid, (stmt, into, on_error), out, locals, obs))
@@ -92,7 +92,7 @@ pub(super) fn conclude<O: Observer>(
             }
             Flow::Blocked
         }
-        Outcome::Error(code) => fail(m, st, pid, stmt, code, on_error, obs),
+        Outcome::Error(r) => fail(m, st, pid, stmt, r, on_error, obs),
     }
 }
 
@@ -117,7 +117,7 @@ fn statement<O: Observer>(
         started: clock,
     });
     if txn.aborted {
-        return Ok(Outcome::Error(error_code("25P02")));
+        return Ok(Outcome::Error(error_code("25P02").into()));
     }
     // PostgreSQL RR/SERIALIZABLE take the snapshot at the first statement (PG-3).
     if db.flavour == Flavour::Postgres && txn.isolation >= Isolation::RepeatableRead {
@@ -267,7 +267,7 @@ fn with_locked<O: Observer>(
         match scan::lock_rows(m, st, pid, table, filter, clause, kind, obs)? {
             Scan::Rows(rows) => act(st, rows, obs)?,
             Scan::Wait(h) => Outcome::Wait(h),
-            Scan::Error(c) => Outcome::Error(c),
+            Scan::Error(r) => Outcome::Error(r),
         },
     )
 }
@@ -307,7 +307,7 @@ fn finish<O: Observer>(m: &Model, st: &mut State, pid: Pid, commit: bool, obs: &
         && schema(m).flavour == Flavour::Postgres
         && serialization_failure(st, pid)
     {
-        return Outcome::Error(error_code("40001"));
+        return Outcome::Error(Refusal::of(error_code("40001"), About::Dependencies));
     }
     end_txn(m, st, pid, commit, obs);
     Outcome::Done(if commit {
@@ -437,15 +437,17 @@ fn fail<O: Observer>(
     st: &mut State,
     pid: Pid,
     stmt: &SqlStmt,
-    code: Sym,
+    refusal: Refusal,
     on_error: Option<&OnError>,
     obs: &mut O,
 ) -> Flow {
     let flavour = schema(m).flavour;
+    let code = refusal.code;
     if O::EVENTS {
+        let table = refusal.table.or(stmt.table());
         obs.event(Event::Sql {
             stmt: stmt.clone(),
-            reply: Reply::Error(code),
+            reply: Reply::Error(Refusal { table, ..refusal }),
             locals: if O::LOCALS {
                 st.procs[pid.index()].locals.iter().copied().collect()
             } else {

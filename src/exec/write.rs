@@ -1,7 +1,7 @@
 //! The changes of UPDATE, DELETE and INSERT, once their rows are locked.
 
 use super::eval::{eval, Scope};
-use super::observe::{Observer, Reply};
+use super::observe::{About, Observer, Refusal, Reply};
 use super::scan::{self, Scan};
 use super::sql::{schema, Outcome};
 use super::step::scope;
@@ -29,7 +29,7 @@ pub(super) fn update(
         return Err(RunError::KeyUpdate);
     }
     let mut changes = Vec::with_capacity(rows.len());
-    for &r in rows {
+    for (n, &r) in (1..).zip(rows) {
         let old: Box<[Value]> = st
             .db
             .read(table, r, pid, View::Latest)
@@ -43,12 +43,15 @@ pub(super) fn update(
         for (c, e) in sets {
             new[*c as usize] = match eval(e, &sc) {
                 Ok(v) => v,
-                Err(RunError::Overflow) => return Ok(Outcome::Error(overflow(db.flavour))),
+                Err(RunError::Overflow) => {
+                    let about = About::Overflow;
+                    return Ok(Outcome::Error(Refusal::of(overflow(db.flavour), about)));
+                }
                 Err(e) => return Err(e),
             };
         }
-        if let Err(code) = fit(db.flavour, db.settings.non_strict, t, &mut new) {
-            return Ok(Outcome::Error(code));
+        if let Err(r) = fit(db.flavour, db.settings.non_strict, t, &mut new, n) {
+            return Ok(Outcome::Error(r));
         }
         changes.push((r, old != new, new));
     }
@@ -92,19 +95,15 @@ pub(super) fn insert<O: Observer>(
     for (c, e) in columns.iter().zip(values) {
         row[*c as usize] = eval(e, &sc)?;
     }
-    if let Err(code) = fit(db.flavour, db.settings.non_strict, t, &mut row) {
-        return Ok(Outcome::Error(code));
+    if let Err(r) = fit(db.flavour, db.settings.non_strict, t, &mut row, 1) {
+        return Ok(Outcome::Error(r));
     }
     let key = row[t.pk];
     if let Some(h) = st.db.gap_blocker(table, pid, key, &row) {
         return Ok(gap_wait(m, st, pid, table, key, row, h, obs));
     }
     if let Ok(r) = st.db.find(table, key) {
-        if let Some(h) = st
-            .db
-            .row(table, r)
-            .blocker(db.flavour, pid, LockMode::Update)
-        {
+        if let Some(h) = duplicate_blocker(db.flavour, st.db.row(table, r), pid) {
             let clause = LockClause {
                 mode: LockMode::Update,
                 wait: WaitPolicy::Wait,
@@ -114,13 +113,13 @@ pub(super) fn insert<O: Observer>(
                 w = super::deadlock::innodb_on_wait(m, st, pid, w, obs);
             }
             return Ok(match w {
-                Scan::Error(code) => Outcome::Error(code),
+                Scan::Error(r) => Outcome::Error(r),
                 _ => Outcome::Wait(h),
             });
         }
         if st.db.read(table, r, pid, View::Latest).is_some() {
-            let code = if db.flavour.innodb() { "1062" } else { "23505" };
-            return Ok(Outcome::Error(error_code(code)));
+            let code = error_code(if db.flavour.innodb() { "1062" } else { "23505" });
+            return Ok(Outcome::Error(Refusal::of(code, About::Duplicate(key))));
         }
     }
     let r = st.db.insert_slot(table, key);
@@ -128,6 +127,17 @@ pub(super) fn insert<O: Observer>(
     st.db.write(table, r, pid, Some(row));
     bump(st, pid);
     Ok(Outcome::Done(Reply::Count(1)))
+}
+
+/// Whom an INSERT of a key that row `row` has waits for. InnoDB's duplicate check takes a
+/// lock on the record, so any conflicting lock holds it up (MY-16); PostgreSQL's unique
+/// check waits only for a transaction that changed the row and has not ended, not for one
+/// that merely locked it (PG-35, observed).
+fn duplicate_blocker(f: Flavour, row: &crate::world::db::Row, pid: Pid) -> Option<Pid> {
+    if f.innodb() {
+        return row.blocker(f, pid, LockMode::Update);
+    }
+    row.pending.as_ref().map(|(o, _)| *o).filter(|&o| o != pid)
 }
 
 /// An INSERT into a gap another transaction holds waits for it (insert intention, MY-16),
@@ -153,7 +163,7 @@ fn gap_wait<O: Observer>(
     p.candidates = Some(row);
     p.timeout_in = Some(timeout);
     match super::deadlock::innodb_on_wait(m, st, pid, Scan::Wait(holder), obs) {
-        Scan::Error(code) => Outcome::Error(code),
+        Scan::Error(r) => Outcome::Error(r),
         _ => Outcome::Wait(holder),
     }
 }
@@ -180,14 +190,10 @@ fn overflow(f: Flavour) -> crate::ir::value::Sym {
 }
 
 /// Checks integer values against their column types: PostgreSQL raises 22003 (PG-34); InnoDB
-/// raises 1264 in strict mode and clips to the limit otherwise (MY-26).
-fn fit(
-    f: Flavour,
-    non_strict: bool,
-    t: &Table,
-    row: &mut [Value],
-) -> Result<(), crate::ir::value::Sym> {
-    for (v, col) in row.iter_mut().zip(&t.columns) {
+/// raises 1264 in strict mode and clips to the limit otherwise (MY-26). `n` is the row's
+/// place among the statement's rows, for the message.
+fn fit(f: Flavour, non_strict: bool, t: &Table, row: &mut [Value], n: u32) -> Result<(), Refusal> {
+    for (c, (v, col)) in (0..).zip(row.iter_mut().zip(&t.columns)) {
         if let (Value::Int(ms), ColumnType::Timestamp, true) = (*v, col.ty, f.innodb()) {
             *v = Value::Int(whole_seconds(f, ms));
             continue;
@@ -198,11 +204,12 @@ fn fit(
         if (lo..=hi).contains(&i) {
             continue;
         }
+        let out_of_range = |code| Refusal::of(error_code(code), About::Range { column: c, row: n });
         if !f.innodb() {
-            return Err(error_code("22003"));
+            return Err(out_of_range("22003"));
         }
         if !non_strict {
-            return Err(error_code("1264"));
+            return Err(out_of_range("1264"));
         }
         *v = Value::Int(i.clamp(lo, hi));
     }

@@ -216,6 +216,7 @@ pub(crate) const RULES: &[Rule] = &[
     rule("PG-32", |u| u.pg() && u.update, "UPDATE's row count is the rows it matched"),
     rule("MY-24", |u| u.innodb() && u.update, "UPDATE's row count is the rows it changed: a row set to the value it has does not count"),
     rule("PG-34", |u| u.pg() && (u.update || u.insert), "integers never wrap: a value out of the column's range fails with 22003"),
+    rule("PG-35, MY-16", |u| u.insert && u.contends(), "an INSERT of an existing key: InnoDB waits for any lock on the row, then fails with 1062; PostgreSQL waits only for a transaction that changed the row, and fails with 23505 at once past a mere lock"),
     rule("MY-26", |u| u.innodb() && (u.update || u.insert) && !u.non_strict, "integers never wrap: in strict mode (the default `sql_mode`) a value out of range fails with 1264"),
     rule("MY-26", |u| u.innodb() && (u.update || u.insert) && u.non_strict, "with `sql_mode = ''` a value out of range is clipped to the column's limit, with warning 1264"),
     rule("§12", |u| u.flavour == Some(Flavour::Mariadb) && u.snapshot_isolation, "`innodb_snapshot_isolation = on`: at REPEATABLE READ, an UPDATE or DELETE of a row changed since the snapshot fails with 1020"),

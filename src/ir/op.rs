@@ -170,6 +170,18 @@ pub enum SqlStmt {
 }
 
 impl SqlStmt {
+    /// The table the statement reads or writes (none for BEGIN, COMMIT, ROLLBACK).
+    #[must_use]
+    pub fn table(&self) -> Option<u16> {
+        match self {
+            SqlStmt::Select { table, .. }
+            | SqlStmt::Update { table, .. }
+            | SqlStmt::Insert { table, .. }
+            | SqlStmt::Delete { table, .. } => Some(*table),
+            SqlStmt::Begin { .. } | SqlStmt::Commit | SqlStmt::Rollback => None,
+        }
+    }
+
     /// Calls `f` on every expression of the statement: filters, SET values, inserted values.
     pub fn exprs(&self, f: &mut dyn FnMut(&Expr)) {
         match self {

@@ -1,16 +1,18 @@
 //! One statement's answer, simulated and real, in the same words, and whether they agree:
-//! rows as multisets (in order where the statement has `ORDER BY`), row counts, error codes.
+//! rows as multisets (in order where the statement has `ORDER BY`), row counts, error codes
+//! and their messages.
 
 use crate::exec::observe::Reply;
-use crate::ir::{Model, Value};
+use crate::ir::{Flavour, Model, Value};
 use crate::servers::{Cell, Outcome, RedisReply};
+use crate::trace::words;
 
 /// What the simulation answered, as the table shows it.
 pub fn simulated(m: &Model, reply: &Reply) -> String {
     match reply {
         Reply::None | Reply::Tag(_) => "ok".into(),
         Reply::Count(n) => rows_word(u64::try_from(*n).unwrap_or(0)),
-        Reply::Error(code) => format!("ERROR {}", m.symbol(*code)),
+        Reply::Error(r) => format!("ERROR {}", m.symbol(r.code)),
         Reply::Rows(rows) => {
             let cells: Vec<Vec<Cell>> = rows
                 .iter()
@@ -19,6 +21,26 @@ pub fn simulated(m: &Model, reply: &Reply) -> String {
             rows_text(&cells)
         }
     }
+}
+
+/// Both sides of an error whose code agrees and whose message does not, message and all.
+pub fn words_differ(
+    m: &Model,
+    reply: &Reply,
+    out: &Outcome,
+    flavour: Flavour,
+) -> Option<(String, String)> {
+    let (Reply::Error(r), Some(e)) = (reply, &out.error) else {
+        return None;
+    };
+    let code = m.symbol(r.code);
+    let ours = words::message_in(m, r, flavour)?;
+    (e.code == code && !words::agree(&ours, &e.message)).then(|| {
+        (
+            format!("ERROR {code}: {ours}"),
+            format!("ERROR {code}: {}", e.message),
+        )
+    })
 }
 
 /// What the server answered, in the same words.
@@ -33,13 +55,17 @@ pub fn server(out: &Outcome) -> String {
     }
 }
 
-/// Whether the server's answer is the simulation's.
-pub fn agree(m: &Model, reply: &Reply, out: &Outcome, ordered: bool) -> bool {
+/// Whether the server's answer is the simulation's: for an error, the code and the message
+/// (docs/semantics.md, "The servers' messages").
+/// `flavour` is the server's: the mysql flavour replayed on MariaDB is compared with
+/// MariaDB's words.
+pub fn agree(m: &Model, reply: &Reply, out: &Outcome, ordered: bool, flavour: Flavour) -> bool {
     match reply {
-        Reply::Error(code) => out
-            .error
-            .as_ref()
-            .is_some_and(|e| e.code == m.symbol(*code)),
+        Reply::Error(r) => out.error.as_ref().is_some_and(|e| {
+            e.code == m.symbol(r.code)
+                && words::message_in(m, r, flavour)
+                    .is_none_or(|ours| words::agree(&ours, &e.message))
+        }),
         _ if out.error.is_some() => false,
         Reply::None | Reply::Tag(_) => true,
         Reply::Count(n) => out.affected.is_some_and(|a| i64::try_from(a) == Ok(*n)),

@@ -38,6 +38,9 @@ enum Conn {
 pub struct Driver<'m> {
     m: &'m Model,
     flavour: Flavour,
+    /// Whose words an error message is compared with: the flavour's, or MariaDB's for the
+    /// mysql flavour replayed on MariaDB.
+    words: Flavour,
     scratch: Option<Scratch>,
     redis: Option<RedisSide>,
     sessions: Vec<Option<Session>>,
@@ -64,15 +67,16 @@ impl<'m> Driver<'m> {
         let n = REPLAYS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("interlock_replay_{}_{n}", std::process::id());
         let mut notes = Vec::new();
-        let (scratch, sessions, flavour) = match &m.db {
-            None => (None, Vec::new(), Flavour::Postgres),
+        let (scratch, sessions, (flavour, words)) = match &m.db {
+            None => (None, Vec::new(), (Flavour::Postgres, Flavour::Postgres)),
             Some(db) => {
                 let url = opts
                     .sql
                     .as_deref()
                     .ok_or("the model has a database: give its server")?;
-                let (scratch, sessions) = sql_side(m, url, &name, opts.time_scale, &mut notes)?;
-                (Some(scratch), sessions, db.flavour)
+                let (scratch, sessions, words) =
+                    sql_side(m, url, &name, opts.time_scale, &mut notes)?;
+                (Some(scratch), sessions, (db.flavour, words))
             }
         };
         let redis = if m.redis.is_empty() {
@@ -111,6 +115,7 @@ impl<'m> Driver<'m> {
         Ok(Driver {
             m,
             flavour,
+            words,
             scratch,
             redis,
             sessions,
@@ -160,7 +165,11 @@ impl<'m> Driver<'m> {
                         renewed,
                         lease,
                     } => self.renewal(&number, *pid, *key, *renewed, *lease)?,
-                    Event::Aborted { pid } => self.rollback(*pid)?,
+                    // A PostgreSQL block an error aborted stays open until ROLLBACK (PG-27),
+                    // on the server as in the model: nothing to send.
+                    Event::Aborted { pid } if step.after.procs[pid.index()].txn.is_none() => {
+                        self.rollback(*pid)?;
+                    }
                     _ => {}
                 }
                 if self.lines.last().is_some_and(|l| !l.agree) {
@@ -319,7 +328,7 @@ impl<'m> Driver<'m> {
             number,
             q,
             "(its wait ends)",
-            &Reply::Error(code),
+            &Reply::Error(code.into()),
             out.as_ref(),
         );
         if out.is_none() {
@@ -349,15 +358,23 @@ impl<'m> Driver<'m> {
         out: Option<&Outcome>,
     ) -> &mut Line {
         let ordered = sql.to_ascii_lowercase().contains("order by");
-        let (server, ok) = match out {
-            Some(o) => (compare::server(o), agree(self.m, reply, o, ordered)),
+        let (mut server, ok) = match out {
+            Some(o) => (
+                compare::server(o),
+                agree(self.m, reply, o, ordered, self.words),
+            ),
             None => ("waits".into(), false),
         };
+        let mut simulated = compare::simulated(self.m, reply);
+        let differ = |o| compare::words_differ(self.m, reply, o, self.words);
+        if let Some((ours, theirs)) = out.and_then(differ) {
+            (simulated, server) = (ours, theirs);
+        }
         self.lines.push(Line {
             number: number.to_string(),
             who: self.m.process_name(p),
             statement: sql.to_string(),
-            simulated: compare::simulated(self.m, reply),
+            simulated,
             server,
             agree: ok,
         });
@@ -539,7 +556,7 @@ fn sql_side(
     name: &str,
     scale: f64,
     notes: &mut Vec<String>,
-) -> Result<(Scratch, Vec<Option<Session>>), String> {
+) -> Result<(Scratch, Vec<Option<Session>>, Flavour), String> {
     let db = m.db.as_ref().expect("a database");
     let kind = if db.flavour == Flavour::Postgres {
         Kind::Postgres
@@ -552,12 +569,15 @@ fn sql_side(
     let version = full.split(" (").next().unwrap_or(&full).to_string();
     let mariadb = full.contains("MariaDB");
     notes.push(format!("server: {version}"));
+    let mut words = db.flavour;
     if db.flavour == Flavour::Mysql && mariadb {
         notes.push(
             "the mysql flavour replayed on MariaDB: it is checked against MySQL's \
-             documentation, and against MariaDB only where the two agree"
+             documentation, and against MariaDB only where the two agree (error messages in \
+             MariaDB's words)"
                 .into(),
         );
+        words = Flavour::Mariadb;
     }
     for t in &db.tables {
         for sql in statement::schema(m, t, db.flavour) {
@@ -571,7 +591,7 @@ fn sql_side(
     for _ in &m.processes {
         sessions.push(Some(scratch.session(&settings)?));
     }
-    Ok((scratch, sessions))
+    Ok((scratch, sessions, words))
 }
 
 /// Redis words as redis-cli would echo them, the prefix left out.

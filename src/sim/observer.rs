@@ -105,8 +105,8 @@ impl Observer for Watch<'_> {
                     c.writes += 1;
                     c.empty_writes += u64::from(matches!(reply, Reply::Count(0)));
                 }
-                if let Reply::Error(code) = reply {
-                    self.errors.push(code);
+                if let Reply::Error(r) = reply {
+                    self.errors.push(r.code);
                 }
             }
             Event::Lock { .. } => c.lock_requests += 1,

@@ -377,7 +377,7 @@ fn sql(text: &str, reply: &Reply, m: &Model) -> String {
     match reply {
         Reply::None => text.to_string(),
         Reply::Tag(tag) => format!("{text} → {tag}"),
-        Reply::Error(code) => format!("{text} → ERROR {}", m.symbol(*code)),
+        Reply::Error(r) => format!("{text} → ERROR {}", m.symbol(r.code)),
         Reply::Count(n) => format!("{text} → {n} row{}", if *n == 1 { "" } else { "s" }),
         Reply::Rows(rows) if rows.is_empty() => format!("{text} → no row"),
         Reply::Rows(rows) => {

@@ -128,7 +128,10 @@ fn reply(m: &Model, r: &Reply) -> Json {
         }),
         Reply::Count(n) => json!({ "count": n }),
         Reply::Tag(t) => json!({ "tag": t }),
-        Reply::Error(code) => json!({ "error": m.symbol(*code) }),
+        Reply::Error(r) => match super::words::message(m, r) {
+            Some(message) => json!({ "error": m.symbol(r.code), "message": message }),
+            None => json!({ "error": m.symbol(r.code) }),
+        },
     }
 }
 

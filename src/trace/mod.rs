@@ -15,6 +15,7 @@ pub mod states;
 pub mod summary;
 pub mod text;
 pub mod token;
+pub mod words;
 
 use crate::exec::observe::{Event, Record};
 use crate::exec::{apply, Choice};

@@ -450,9 +450,9 @@ pub fn judge(m: &Model, t: &Trace, claim: &Claim) -> Result<(), String> {
         ClaimKind::Waits { .. } => events().any(|e| matches!(e, Event::Waits { .. })),
         ClaimKind::Gets { code, .. } => events().any(|e| match e {
             Event::Sql {
-                reply: Reply::Error(c),
+                reply: Reply::Error(r),
                 ..
-            } => c == code,
+            } => r.code == *code,
             Event::Interrupted { pid: p, code: c } => *p == pid && c == code,
             _ => false,
         }),

@@ -6,6 +6,7 @@ use super::rows::{self, Row};
 use super::{belief, summary, Trace};
 use crate::ir::value::Pid;
 use crate::explore::Failure;
+use crate::exec::observe::{Event, Reply};
 use crate::ir::Model;
 use crate::world::process::Status;
 
@@ -119,6 +120,9 @@ impl Table<'_> {
         for note in belief::words(m, &r.notes) {
             out.push_str(&indented(&format!("⚠ {note}"), &pad, &format!("{pad}  ")));
         }
+        for said in server_said(m, self.t, r) {
+            out.push_str(&indented(&format!("server: {said}"), &pad, &format!("{pad}  ")));
+        }
         let was: &[Held] = k.checked_sub(1).map_or(&[], |j| &self.held[rows[j].last]);
         let now = &self.held[r.last];
         if now != was {
@@ -133,6 +137,26 @@ impl Table<'_> {
         }
         out
     }
+}
+
+/// The errors the row's statements got, as the engine's client prints them, each once.
+fn server_said(m: &Model, t: &Trace, r: &Row) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in t.steps[r.first..=r.last].iter().flat_map(|s| &s.events) {
+        let Event::Sql {
+            reply: Reply::Error(refusal),
+            ..
+        } = e
+        else {
+            continue;
+        };
+        if let Some(line) = super::words::line(m, refusal) {
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
 }
 
 /// A row's number: `6`, or `6–15` for folded steps (see [`number`]).

@@ -180,3 +180,40 @@ fn every_counterexample_folds_without_losing_a_step() {
     }
     assert!(seen > 40, "{seen}");
 }
+
+/// An error's row carries the server's own words, as each engine's client prints them.
+#[test]
+fn an_error_shows_what_the_server_says() {
+    let (m, _) = checked("models/isolation/what-the-server-says.model");
+    let said = |m: &Model| -> String {
+        let runs = m.schedule_runs();
+        let words = runs
+            .iter()
+            .find(|r| r.name == "words")
+            .expect("schedule words");
+        words.trace.text(m)
+    };
+    let pg = said(&m.with_flavour(interlock::Flavour::Postgres).unwrap());
+    for line in [
+        "server: ERROR:  could not obtain lock on row in relation \"sku\"",
+        "server: ERROR:  duplicate key value violates unique constraint \"sku_pkey\"",
+        "server: ERROR:  integer out of range",
+        "server: ERROR:  could not serialize access due to concurrent delete",
+    ] {
+        assert!(pg.contains(line), "{line}\n{pg}");
+    }
+    let my = said(&m.with_flavour(interlock::Flavour::Mysql).unwrap());
+    for line in [
+        "server: ERROR 3572 (HY000): Statement aborted because lock(s) could not be acquired",
+        "server: ERROR 1062 (23000): Duplicate entry '1' for key 'sku.PRIMARY'",
+        "server: ERROR 1264 (22003): Out of range value for column 'stock' at row 1",
+    ] {
+        assert!(my.contains(line), "{line}\n{my}");
+    }
+    let maria = said(&m.with_flavour(interlock::Flavour::Mariadb).unwrap());
+    assert!(maria.contains("for key 'PRIMARY'"), "{maria}");
+    assert!(
+        maria.contains("ERROR 1205 (HY000): Lock wait timeout exceeded"),
+        "{maria}"
+    );
+}

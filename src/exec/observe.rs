@@ -194,7 +194,7 @@ pub enum Reply {
 pub struct Refusal {
     pub code: Sym,
     pub about: About,
-    /// The statement's table, when it has one (filled in when the statement fails).
+    /// The failed statement's table, when it has one (set where the failure is reported).
     pub table: Option<u16>,
 }
 

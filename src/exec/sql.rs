@@ -444,7 +444,7 @@ fn fail<O: Observer>(
     let flavour = schema(m).flavour;
     let code = refusal.code;
     if O::EVENTS {
-        let table = refusal.table.or(stmt.table());
+        let table = stmt.table();
         obs.event(Event::Sql {
             stmt: stmt.clone(),
             reply: Reply::Error(Refusal { table, ..refusal }),

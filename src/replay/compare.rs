@@ -61,11 +61,13 @@ pub fn server(out: &Outcome) -> String {
 /// MariaDB's words.
 pub fn agree(m: &Model, reply: &Reply, out: &Outcome, ordered: bool, flavour: Flavour) -> bool {
     match reply {
-        Reply::Error(r) => out.error.as_ref().is_some_and(|e| {
-            e.code == m.symbol(r.code)
-                && words::message_in(m, r, flavour)
-                    .is_none_or(|ours| words::agree(&ours, &e.message))
-        }),
+        Reply::Error(r) => {
+            let same_code = out
+                .error
+                .as_ref()
+                .is_some_and(|e| e.code == m.symbol(r.code));
+            same_code && words_differ(m, reply, out, flavour).is_none()
+        }
         _ if out.error.is_some() => false,
         Reply::None | Reply::Tag(_) => true,
         Reply::Count(n) => out.affected.is_some_and(|a| i64::try_from(a) == Ok(*n)),

@@ -275,11 +275,7 @@ pub(crate) fn ending(m: &Model, t: &Trace) -> String {
                 m.symbol(key),
                 m.show(&value)
             );
-            for (i, part) in wrap(&line, 94).iter().enumerate() {
-                out.push_str(if i == 0 { "  " } else { "    " });
-                out.push_str(part);
-                out.push('\n');
-            }
+            out.push_str(&indented(&line, "  ", "    "));
         }
     }
     for (pid, server, need, has) in crate::exec::waits::replica_waits(m, &t.end) {
@@ -290,11 +286,7 @@ pub(crate) fn ending(m: &Model, t: &Trace) -> String {
             m.process_name(pid),
             if need == 1 { "replica" } else { "replicas" }
         );
-        for (i, part) in wrap(&line, 94).iter().enumerate() {
-            out.push_str(if i == 0 { "  " } else { "    " });
-            out.push_str(part);
-            out.push('\n');
-        }
+        out.push_str(&indented(&line, "  ", "    "));
     }
     for p in 0..t.end.procs.len() {
         let pid = crate::ir::value::Pid(p as u16);

@@ -4,7 +4,7 @@
 //! when trying to get lock; try restarting transaction` (mysql, mariadb).
 
 use crate::exec::observe::{About, Refusal};
-use crate::ir::{ColumnType, Flavour, Model, Value};
+use crate::ir::{ColumnType, Flavour, Model, Table, Value};
 
 /// The part of an InnoDB message the simulation does not reproduce: the expression as the
 /// server prints it. A message ending in it is compared up to it.
@@ -22,8 +22,9 @@ pub fn message(m: &Model, r: &Refusal) -> Option<String> {
 #[must_use]
 pub fn message_in(m: &Model, r: &Refusal, flavour: Flavour) -> Option<String> {
     let code = m.symbol(r.code);
-    let table = r.table.map_or("?", |t| table_name(m, t));
-    let column = |c: u16| column(m, r.table, c);
+    let t = table(m, r.table);
+    let table = t.map_or("?", |t| t.name.as_str());
+    let column = |c: u16| t.and_then(|t| t.columns.get(usize::from(c)));
     Some(match (code, r.about) {
         ("40001", About::Dependencies) => {
             "could not serialize access due to read/write dependencies among transactions".into()
@@ -36,8 +37,8 @@ pub fn message_in(m: &Model, r: &Refusal, flavour: Flavour) -> Option<String> {
             "current transaction is aborted, commands ignored until end of transaction block".into()
         }
         ("22003", About::Range { column: c, .. }) => {
-            let ty = column_type(m, r.table, c);
-            let word = if ty == Some(ColumnType::BigInt) { "bigint" } else { "integer" };
+            let big = column(c).is_some_and(|c| c.ty == ColumnType::BigInt);
+            let word = if big { "bigint" } else { "integer" };
             format!("{word} out of range")
         }
         ("22003", _) => "bigint out of range".into(),
@@ -49,7 +50,8 @@ pub fn message_in(m: &Model, r: &Refusal, flavour: Flavour) -> Option<String> {
             .into(),
         ("1020", _) => format!("Record has changed since last read in table '{table}'"),
         ("1264", About::Range { column: c, row }) => {
-            format!("Out of range value for column '{}' at row {row}", column(c))
+            let name = column(c).map_or("?", |c| c.name.as_str());
+            format!("Out of range value for column '{name}' at row {row}")
         }
         ("1690", _) => format!("BIGINT value is out of range in '{UNWRITTEN}'"),
         ("1062", About::Duplicate(key)) => {
@@ -96,26 +98,9 @@ fn sqlstate(code: &str) -> Option<&'static str> {
     })
 }
 
-fn table_name(m: &Model, t: u16) -> &str {
-    m.db.as_ref()
-        .and_then(|d| d.tables.get(t as usize))
-        .map_or("?", |t| t.name.as_str())
-}
-
-fn column(m: &Model, t: Option<u16>, c: u16) -> &str {
-    m.db.as_ref()
-        .zip(t)
-        .and_then(|(d, t)| d.tables.get(t as usize))
-        .and_then(|t| t.columns.get(c as usize))
-        .map_or("?", |c| c.name.as_str())
-}
-
-fn column_type(m: &Model, t: Option<u16>, c: u16) -> Option<ColumnType> {
-    m.db.as_ref()
-        .zip(t)
-        .and_then(|(d, t)| d.tables.get(t as usize))
-        .and_then(|t| t.columns.get(c as usize))
-        .map(|c| c.ty)
+/// The statement's table, when it has one.
+fn table(m: &Model, t: Option<u16>) -> Option<&Table> {
+    m.db.as_ref().zip(t).and_then(|(d, t)| d.tables.get(usize::from(t)))
 }
 
 /// A key as InnoDB writes it in a duplicate-entry message: the value's text, unquoted.

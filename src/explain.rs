@@ -308,8 +308,15 @@ fn fault_meaning(k: FaultKind) -> &'static str {
             "a plain Redis command may take effect while its reply is lost: the client gets \
              'TIMEOUT'"
         }
+        FaultKind::ClockJump { by, .. } if by < 0 => {
+            "a clock of the server steps back: its keys live that much longer (RS-3)"
+        }
         FaultKind::ClockJump { .. } => {
-            "the server's clock jumps forward: its keys expire that much earlier (RS-3)"
+            "a clock of the server jumps forward: its keys expire that much earlier (RS-3)"
+        }
+        FaultKind::Restart { .. } => {
+            "the server restarts without persistence and comes back empty: every key is gone, \
+             on its replicas too (RF-6, RL-6)"
         }
         FaultKind::Failover { .. } => {
             "the primary fails and a replica is promoted: writes it had not applied are lost \

@@ -212,9 +212,10 @@ pub fn fault<O: Observer>(
                 obs.event(Event::Paused { pid, paused: true });
             }
         }
-        FaultKind::Failover { .. } | FaultKind::ClockJump { .. } | FaultKind::Drift { .. } => {
-            return None
-        }
+        FaultKind::Failover { .. }
+        | FaultKind::ClockJump { .. }
+        | FaultKind::Restart { .. }
+        | FaultKind::Drift { .. } => return None,
         FaultKind::LostReply => st.procs[pid.index()].lose_reply = true,
         FaultKind::Hang => {
             st.procs[pid.index()].status = Status::Hung;
@@ -254,9 +255,7 @@ pub fn renew<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option
     if owned {
         st.redis[node].expire(w.key, w.lease);
         let write = st.redis[node].state_of(w.key);
-        for r in st.replicas(m, 0) {
-            st.redis[r].backlog.push(write.clone());
-        }
+        st.send_to_replicas(m, 0, &write);
         st.procs[pid.index()].watchdog = Some(crate::world::process::Watchdog {
             next_in: w.lease / 3,
             ..w
@@ -353,11 +352,11 @@ pub fn failover<O: Observer>(
     };
     st.redis[replica].backlog.clear();
     st.primary[server as usize] = (replica - m.redis_base(server)) as u8;
-    let data = st.redis[replica].keys.clone();
+    let promoted = st.redis[replica].clone();
     for r in st.replicas(m, server) {
-        st.redis[r].keys.clone_from(&data);
-        st.redis[r].backlog.clear();
+        st.redis[r].resync(&promoted);
     }
+    st.settle_clocks(m, server);
     if O::EVENTS {
         obs.event(Event::Failover {
             server,
@@ -367,12 +366,64 @@ pub fn failover<O: Observer>(
     Some(st)
 }
 
-/// `fault jump S by D`: server `S`'s clock steps forward by `by` ticks. Redis compares key
-/// deadlines with its own wall clock (RS-3), so every key of that server (its replicas'
-/// clocks are not modelled apart) expires `by` earlier, at once if its TTL was shorter.
+/// `fault jump S [replica K] by D`: a clock of server `S` steps by `by` ticks. Redis compares
+/// key deadlines with its own wall clock (RS-3): forward, that node's keys (in transit to it
+/// too) expire `by` earlier, at once if their TTL was shorter; back, they live that much
+/// longer. Its offset from the server's other nodes changes what their writes' deadlines
+/// mean to it (RF-5). Not enabled when there is no K-th live replica.
 pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Option<State> {
     let f = &m.faults[fault];
-    let FaultKind::ClockJump { server, by } = f.kind else {
+    let FaultKind::ClockJump {
+        server,
+        replica,
+        by,
+    } = f.kind
+    else {
+        return None;
+    };
+    if s.faults_used[fault] >= f.budget {
+        return None;
+    }
+    let node = match replica {
+        0 => s.node(m, server),
+        k => *s.replicas(m, server).get(usize::from(k) - 1)?,
+    };
+    let mut st = s.clone();
+    st.faults_used[fault] += 1;
+    let expired = if by >= 0 {
+        st.redis[node].advance(by as u32)
+    } else {
+        st.redis[node].step_back(by.unsigned_abs());
+        Vec::new()
+    };
+    st.redis[node].skew += by;
+    st.settle_clocks(m, server);
+    if O::EVENTS {
+        obs.event(Event::ClockJump {
+            server,
+            replica,
+            by,
+        });
+        if replica == 0 {
+            for key in expired {
+                obs.event(Event::KeyExpired { server, key });
+            }
+        }
+    }
+    Some(st)
+}
+
+/// `fault restart S`: the primary of server `S` restarts without persistence and comes back
+/// at once with no keys; its replicas resynchronise from it and lose theirs (RF-6). Locks
+/// vanish without a failover: Redlock's crash-recovery case (RL-6).
+pub fn restart_server<O: Observer>(
+    m: &Model,
+    s: &State,
+    fault: usize,
+    obs: &mut O,
+) -> Option<State> {
+    let f = &m.faults[fault];
+    let FaultKind::Restart { server } = f.kind else {
         return None;
     };
     if s.faults_used[fault] >= f.budget {
@@ -381,12 +432,12 @@ pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Opt
     let mut st = s.clone();
     st.faults_used[fault] += 1;
     let node = st.node(m, server);
-    let expired = st.redis[node].advance(by);
+    let lost = st.redis[node].forget();
+    for r in st.replicas(m, server) {
+        st.redis[r].forget();
+    }
     if O::EVENTS {
-        obs.event(Event::ClockJump { server, by });
-        for key in expired {
-            obs.event(Event::KeyExpired { server, key });
-        }
+        obs.event(Event::ServerRestarted { server, lost });
     }
     Some(st)
 }

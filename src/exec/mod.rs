@@ -41,8 +41,8 @@ pub enum Choice {
     Replicate(u16),
     /// Failover fault number `fault` promotes replica `node`.
     Failover { fault: u16, node: u16 },
-    /// Clock-jump fault number `fault` steps its server's clock forward.
-    Jump { fault: u16 },
+    /// Server fault number `fault` strikes: a clock jump or a restart.
+    ServerFault { fault: u16 },
     /// Drift fault number `fault` sets `pid`'s clock ahead (or behind) by its bound.
     Drift { fault: u16, pid: Pid, ahead: bool },
     /// A ranged delay of `pid` ends before its longest length.
@@ -84,7 +84,7 @@ impl Choice {
             | Choice::Pass(_)
             | Choice::Replicate(_)
             | Choice::Failover { .. }
-            | Choice::Jump { .. } => None,
+            | Choice::ServerFault { .. } => None,
         }
     }
 }
@@ -106,7 +106,10 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
         }
         Choice::Renew(p) => env::renew(m, s, p, obs),
         Choice::Replicate(n) => env::replicate(m, s, n as usize, obs),
-        Choice::Jump { fault } => env::jump(m, s, fault as usize, obs),
+        Choice::ServerFault { fault } => match m.faults[fault as usize].kind {
+            FaultKind::Restart { .. } => env::restart_server(m, s, fault as usize, obs),
+            _ => env::jump(m, s, fault as usize, obs),
+        },
         Choice::Drift { fault, pid, ahead } => env::drift(m, s, fault as usize, pid, ahead, obs),
         Choice::Finish(p) => env::finish(s, p, obs),
         Choice::Pass(dt) => {
@@ -255,9 +258,10 @@ pub fn successors_stepping(
             }
             continue;
         }
-        if let FaultKind::ClockJump { .. } = fault.kind {
-            if let Some(n) = env::jump(m, s, f, &mut silent) {
-                out.push((Choice::Jump { fault: f as u16 }, n));
+        if let FaultKind::ClockJump { .. } | FaultKind::Restart { .. } = fault.kind {
+            let c = Choice::ServerFault { fault: f as u16 };
+            if let Some(n) = apply(m, s, c, &mut silent) {
+                out.push((c, n));
             }
             continue;
         }

@@ -142,10 +142,17 @@ pub enum Event {
         node: u16,
         key: Sym,
     },
-    /// A server's clock stepped forward.
+    /// A clock of a server stepped `by` ticks (back when negative): its primary's
+    /// (`replica` 0) or its `replica`-th live replica's.
     ClockJump {
         server: u16,
-        by: u32,
+        replica: u8,
+        by: i32,
+    },
+    /// A server's primary restarted without persistence: these keys were lost.
+    ServerRestarted {
+        server: u16,
+        lost: Vec<Sym>,
     },
     /// A server's primary failed and a replica (node index) was promoted.
     Failover {

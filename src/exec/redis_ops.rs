@@ -122,9 +122,7 @@ fn writes(cmd: &RedisCmd) -> bool {
 /// Queues the key's new state for every live replica of `server` (RF-1).
 fn replicate(m: &Model, st: &mut State, server: u16, key: Sym) {
     let w = st.redis[st.node(m, server)].state_of(key);
-    for r in st.replicas(m, server) {
-        st.redis[r].backlog.push(w.clone());
-    }
+    st.send_to_replicas(m, server, &w);
 }
 
 /// How many live replicas of `server` have applied every write so far (WAIT's count).

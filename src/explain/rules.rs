@@ -35,6 +35,7 @@ pub(crate) struct Uses {
     pub replicas: bool,
     pub failover: bool,
     pub clock_jump: bool,
+    pub restart: bool,
     pub watchdog: bool,
     pub mutex: bool,
     pub crash: bool,
@@ -72,6 +73,7 @@ impl Uses {
             match f.kind {
                 F::Crash => u.crash = true,
                 F::ClockJump { .. } => u.clock_jump = true,
+                F::Restart { .. } => u.restart = true,
                 F::Failover { .. } => u.failover = true,
                 F::Pause { .. } | F::Hang | F::Drift { .. } | F::LostReply => {}
             }
@@ -229,7 +231,8 @@ pub(crate) const RULES: &[Rule] = &[
     rule("PG-26", |u| u.pg() && u.at(Isolation::Serializable), "SERIALIZABLE (conservative SSI): a transaction that wrote fails at COMMIT with 40001 when a row or table it read was changed by a later commit; reads never block"),
     rule("RS-1", |u| u.set_nx, "SET … NX sets the key only when it is absent (reply OK, else nil); a successful SET replaces any old TTL"),
     rule("RS-2", |u| u.ttl, "a key is there up to and at its expiry time, gone 1 ms after it"),
-    rule("RS-3", |u| u.clock_jump, "a server compares deadlines with its own clock: a jump forward expires its keys that much earlier"),
+    rule("RS-3", |u| u.clock_jump, "a server compares deadlines with its own clock: a jump forward expires its keys that much earlier, one back keeps them longer; a replica's clock applies to its copies"),
+    rule("RF-6, RL-6", |u| u.restart, "a restart without persistence empties the server and its replicas: locks vanish and their holders are not told"),
     rule("RS-6", |u| u.del, "DEL removes whatever the key holds: it checks no ownership"),
     rule("RS-7, RS-8", |u| u.atomic, "an `atomic` block is one script: no other command runs and no key expires during it (the safe release checks the token inside one)"),
     rule("RS-4", |u| u.pexpire, "PEXPIRE sets or refreshes the TTL of an existing key (1) and does nothing to a missing one (0)"),

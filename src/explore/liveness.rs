@@ -52,7 +52,7 @@ fn actor(c: Choice) -> Option<Actor> {
         | Choice::Restart(p) => Some(Actor::Timers(p)),
         Choice::Tick | Choice::Pass(_) => Some(Actor::Time),
         Choice::Replicate(n) => Some(Actor::Replica(n)),
-        Choice::Fault { .. } | Choice::Failover { .. } | Choice::Jump { .. } => None,
+        Choice::Fault { .. } | Choice::Failover { .. } | Choice::ServerFault { .. } => None,
         Choice::Drift { .. } => None,
     }
 }

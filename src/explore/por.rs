@@ -156,7 +156,7 @@ impl Por {
             | Choice::Fault { .. }
             | Choice::Replicate(_)
             | Choice::Failover { .. }
-            | Choice::Jump { .. }
+            | Choice::ServerFault { .. }
             | Choice::Drift { .. }
             | Choice::Finish(_)
             | Choice::Pass(_)
@@ -187,6 +187,7 @@ impl Por {
             | Event::KeyTtl { key: k, .. }
             | Event::KeyDeleted { key: k, .. }
             | Event::KeyExpired { key: k, .. } => key(k),
+            Event::ServerRestarted { .. } => false,
             Event::Lock { .. } | Event::Unlock { .. } => self.alone[p.index()],
             // Anything else another process or a property could see.
             Event::Sql { .. }

@@ -168,7 +168,7 @@ impl Symmetry {
             | Choice::Pass(_)
             | Choice::Replicate(_)
             | Choice::Failover { .. }
-            | Choice::Jump { .. } => c,
+            | Choice::ServerFault { .. } => c,
         }
     }
 

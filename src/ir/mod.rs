@@ -301,9 +301,13 @@ pub enum FaultKind {
     /// arrive before its client-side timeout: the command takes effect, the process gets the
     /// error `'TIMEOUT'`.
     LostReply,
-    /// `fault jump S by D`: Redis server `S`'s clock jumps forward by `by` ticks (an NTP step,
-    /// an operator): its keys expire that much earlier (RS-3).
-    ClockJump { server: u16, by: u32 },
+    /// `fault jump S [replica K] by D`: a clock of Redis server `S` steps by `by` ticks (an NTP
+    /// step, an operator): forward, its keys expire that much earlier; back (`by` < 0), later
+    /// (RS-3). `replica` 0 is the current primary's clock, K the K-th live replica's.
+    ClockJump { server: u16, replica: u8, by: i32 },
+    /// `fault restart S`: the primary of Redis server `S` restarts without persistence and
+    /// comes back empty; its replicas resynchronise and are emptied too (RF-6, RL-6).
+    Restart { server: u16 },
     /// `fault failover S`: Redis server `S`'s primary fails and Sentinel promotes one of its
     /// replicas; writes not yet replicated to it are lost (RF-2). `Fault::group` is unused.
     Failover { server: u16 },

@@ -135,7 +135,7 @@ pub enum LivenessForm {
 }
 
 /// A fault's kind as written; `Pause` carries its longest pause, `Drift` its largest clock
-/// offset and `Jump` its step, in milliseconds.
+/// offset and `Jump` its (signed) step, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultAst {
     Crash,
@@ -145,7 +145,10 @@ pub enum FaultAst {
     /// `fault timeout`: a Redis reply misses the client's timeout.
     Timeout,
     Failover,
-    Jump(u64),
+    /// `fault jump S [replica K] by [-]D`: the replica (0 = the primary) and the signed step.
+    Jump { replica: u8, by: i64 },
+    /// `fault restart S`: the server comes back empty.
+    Restart,
 }
 
 #[derive(Clone, Debug)]

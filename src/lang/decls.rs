@@ -660,16 +660,44 @@ impl Parser<'_> {
         Ok(DeclKind::Param { name, value })
     }
 
+    /// After `fault jump SERVER`: `[replica K] by [-]D`, the clock's step in milliseconds,
+    /// negative when the clock steps back.
+    fn jump(&mut self) -> PResult<FaultAst> {
+        let replica = if self.eat_word("replica") {
+            self.count("the replica's number", 1..=255)? as u8
+        } else {
+            0
+        };
+        if !self.eat_word("by") {
+            return self.unexpected(
+                "`by` and the clock's step, like `by 2s` (forward) or `by -2s` (back)",
+            );
+        }
+        let back = self.eat_punct("-");
+        let (ms, span) = self.duration()?;
+        if ms > i32::MAX as u64 {
+            let d = Diagnostic::new("clock jump out of range", span, "too far")
+                .with_hint("a clock jumps at most 24 days either way");
+            return self.fail(d);
+        }
+        let ms = ms as i64;
+        Ok(FaultAst::Jump {
+            replica,
+            by: if back { -ms } else { ms },
+        })
+    }
+
     /// `fault crash|hang|timeout GROUP at most N [during REGION]`,
     /// `fault pause GROUP up to D at most N [during REGION]`,
     /// `fault drift GROUP up to D at most N`, `fault failover SERVER at most N`,
-    /// `fault jump SERVER by D at most N`.
+    /// `fault jump SERVER [replica K] by [-]D at most N`, `fault restart SERVER at most N`.
     fn fault(&mut self) -> PResult<DeclKind> {
-        const KINDS: [&str; 7] = [
-            "crash", "pause", "hang", "drift", "timeout", "failover", "jump",
+        const KINDS: [&str; 8] = [
+            "crash", "pause", "hang", "drift", "timeout", "failover", "jump", "restart",
         ];
         let word = self.name(
-            "a fault kind (`crash`, `pause`, `hang`, `drift`, `timeout`, `failover` or `jump`)",
+            "a fault kind (`crash`, `pause`, `hang`, `drift`, `timeout`, `failover`, `jump` \
+             or `restart`)",
         )?;
         let lower = word.text.to_ascii_lowercase();
         if !KINDS.contains(&lower.as_str()) {
@@ -678,7 +706,7 @@ impl Parser<'_> {
             let d = Diagnostic::new(msg, word.span, "unknown fault").with_hint(hint);
             return self.fail(d);
         }
-        let group = if lower == "failover" || lower == "jump" {
+        let group = if matches!(lower.as_str(), "failover" | "jump" | "restart") {
             self.name("a Redis server name")?
         } else {
             self.name("a process group")?
@@ -688,12 +716,8 @@ impl Parser<'_> {
             "hang" => (FaultAst::Hang, "the number of hangs"),
             "timeout" => (FaultAst::Timeout, "the number of timeouts"),
             "failover" => (FaultAst::Failover, "the number of failovers"),
-            "jump" => {
-                if !self.eat_word("by") {
-                    return self.unexpected("`by` and the clock's step, like `by 2s`");
-                }
-                (FaultAst::Jump(self.duration()?.0), "the number of jumps")
-            }
+            "restart" => (FaultAst::Restart, "the number of restarts"),
+            "jump" => (self.jump()?, "the number of jumps"),
             "drift" => {
                 if !self.eat_word("up") {
                     return self
@@ -721,7 +745,8 @@ impl Parser<'_> {
         };
         let server_fault = match kind {
             FaultAst::Failover => Some("a failover"),
-            FaultAst::Jump(_) => Some("a clock jump"),
+            FaultAst::Jump { .. } => Some("a clock jump"),
+            FaultAst::Restart => Some("a restart"),
             _ => None,
         };
         if let (Some(what), Some(_)) = (server_fault, &during) {

@@ -86,11 +86,12 @@ fn finish(
         apply_tick(&mut group.program.ops, tick);
     }
     for fault in &mut model.faults {
-        if let FaultKind::Pause { max: ms }
-        | FaultKind::Drift { max: ms }
-        | FaultKind::ClockJump { by: ms, .. } = &mut fault.kind
-        {
-            *ms = (u64::from(*ms) / tick) as u32;
+        match &mut fault.kind {
+            FaultKind::Pause { max: ms } | FaultKind::Drift { max: ms } => {
+                *ms = (u64::from(*ms) / tick) as u32;
+            }
+            FaultKind::ClockJump { by, .. } => *by = (i64::from(*by) / tick as i64) as i32,
+            _ => {}
         }
     }
     for ms in [
@@ -454,18 +455,26 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                 FaultKind::Drift { max: ms as u32 }
             }
             FaultAst::Timeout => FaultKind::LostReply,
-            FaultAst::Failover | FaultAst::Jump(_) => {
+            FaultAst::Failover | FaultAst::Jump { .. } | FaultAst::Restart => {
                 let kind = match *kind {
-                    FaultAst::Jump(ms) => {
+                    FaultAst::Jump { replica, by } => {
+                        let Some(server) = jump_server(cx, group, replica, decl.span) else {
+                            continue;
+                        };
+                        cx.redis_used = true;
+                        cx.durations.push(by.unsigned_abs());
+                        FaultKind::ClockJump {
+                            server,
+                            replica,
+                            by: by as i32,
+                        }
+                    }
+                    FaultAst::Restart => {
                         let Some(server) = cx.server(group) else {
                             continue;
                         };
                         cx.redis_used = true;
-                        cx.durations.push(ms);
-                        FaultKind::ClockJump {
-                            server,
-                            by: ms as u32,
-                        }
+                        FaultKind::Restart { server }
                     }
                     _ => match failover_server(cx, group) {
                         Some(server) => FaultKind::Failover { server },
@@ -500,6 +509,27 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
             span: decl.span,
         });
     }
+}
+
+/// The server of `fault jump NAME [replica K]`: it must have a K-th replica.
+fn jump_server(cx: &mut Cx, name: &super::ast::Name, replica: u8, span: Span) -> Option<u16> {
+    let server = cx.server(name)?;
+    let has = cx.redis[usize::from(server)].replicas;
+    if replica > has {
+        let msg = format!("`{}` has no replica {replica}", name.text);
+        let hint = match has {
+            0 => format!(
+                "`fault jump {} by D` steps its own clock; a replica's clock needs one, like \
+                 `redis {} with 1 replica`",
+                name.text, name.text
+            ),
+            n => format!("its replicas are numbered 1 to {n}"),
+        };
+        let d = Diagnostic::new(msg, span, "no such replica").with_hint(hint);
+        cx.diags.push(d);
+        return None;
+    }
+    Some(server)
 }
 
 /// The server of `fault failover NAME`: it must have a replica to promote.

@@ -33,7 +33,7 @@ pub const STRATEGIES: [&str; 12] = [
 
 /// The values of `fault`, in the matrix's column order: none, then what the schedule alone
 /// does, then what the environment does.
-pub const FAULTS: [&str; 11] = [
+pub const FAULTS: [&str; 12] = [
     "none",
     "contention",
     "deadlock",
@@ -43,6 +43,7 @@ pub const FAULTS: [&str; 11] = [
     "expiry",
     "lost-reply",
     "failover",
+    "restart",
     "clock-jump",
     "drift",
 ];

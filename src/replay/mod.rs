@@ -96,7 +96,12 @@ pub fn cannot(m: &Model, t: &Trace) -> Vec<String> {
                 FaultKind::LostReply => Some("a lost reply: the server cannot be made to lose one"),
                 _ => Some("a clock fault"),
             },
-            Choice::Drift { .. } | Choice::Jump { .. } => Some("a clock fault"),
+            Choice::ServerFault { fault }
+                if matches!(m.faults[fault as usize].kind, FaultKind::Restart { .. }) =>
+            {
+                Some("a server restart: the replay does not restart the real server")
+            }
+            Choice::Drift { .. } | Choice::ServerFault { .. } => Some("a clock fault"),
             Choice::Failover { .. } => {
                 Some("a failover: when a write reaches a real replica is not the model's choice")
             }

@@ -347,7 +347,7 @@ impl Sim<'_> {
             Choice::Replicate(n) => self.replicate_at[n as usize] = None,
             Choice::Fault { .. }
             | Choice::Drift { .. }
-            | Choice::Jump { .. }
+            | Choice::ServerFault { .. }
             | Choice::Failover { .. } => self.struck(c),
             _ => {}
         }

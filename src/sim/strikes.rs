@@ -30,7 +30,7 @@ pub fn draw(m: &Model, rng: &mut Sampler, horizon: u64) -> Vec<Strike> {
             .collect();
         let on_server = matches!(
             fault.kind,
-            FaultKind::ClockJump { .. } | FaultKind::Failover { .. }
+            FaultKind::ClockJump { .. } | FaultKind::Restart { .. } | FaultKind::Failover { .. }
         );
         if !on_server && members.is_empty() {
             continue;
@@ -39,7 +39,9 @@ pub fn draw(m: &Model, rng: &mut Sampler, horizon: u64) -> Vec<Strike> {
             let at = rng.pick(span) as u64;
             let fault = f as u16;
             let choice = match m.faults[f].kind {
-                FaultKind::ClockJump { .. } => Choice::Jump { fault },
+                FaultKind::ClockJump { .. } | FaultKind::Restart { .. } => {
+                    Choice::ServerFault { fault }
+                }
                 FaultKind::Failover { .. } => Choice::Failover { fault, node: 0 },
                 FaultKind::Drift { .. } => Choice::Drift {
                     fault,

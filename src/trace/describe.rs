@@ -197,10 +197,15 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 node_name(m, *node),
                 m.symbol(*key)
             )),
-            Event::ClockJump { server, by } => doing.push(format!(
-                "⚡ {}'s clock jumps {} forward",
+            Event::ClockJump {
+                server,
+                replica,
+                by,
+            } => doing.push(format!("⚡ {}", jumped(m, *server, *replica, *by))),
+            Event::ServerRestarted { server, lost } => doing.push(format!(
+                "⚡ {} restarts without persistence: {}",
                 m.redis[*server as usize].name,
-                ms(m, u64::from(*by))
+                lost_keys(m, lost)
             )),
             Event::Failover { server, promoted } => doing.push(format!(
                 "⚡ {}'s primary fails; Sentinel promotes {}",
@@ -533,4 +538,25 @@ pub fn finished_name(m: &Model, status: crate::world::process::Status) -> String
         Status::Hung => "hung".into(),
         _ => "running".into(),
     }
+}
+
+/// `n3's clock jumps 2s forward`, `cache's replica 1 has its clock jump 2s back`.
+#[must_use]
+pub fn jumped(m: &Model, server: u16, replica: u8, by: i32) -> String {
+    let name = &m.redis[server as usize].name;
+    let way = if by < 0 { "back" } else { "forward" };
+    let step = ms(m, u64::from(by.unsigned_abs()));
+    match replica {
+        0 => format!("{name}'s clock jumps {step} {way}"),
+        k => format!("{name}'s replica {k} has its clock jump {step} {way}"),
+    }
+}
+
+/// `every key is gone (lock, token)`, or `it had no key`.
+fn lost_keys(m: &Model, lost: &[crate::ir::value::Sym]) -> String {
+    if lost.is_empty() {
+        return "it had no key".into();
+    }
+    let names: Vec<&str> = lost.iter().map(|k| m.symbol(*k)).collect();
+    format!("every key is gone ({})", names.join(", "))
 }

@@ -245,8 +245,17 @@ pub fn event(m: &Model, actor: Option<Pid>, e: &Event) -> Option<Json> {
         Event::Replicated { node, key: k } => {
             json!({ "kind": "replicated", "node": node_name(m, *node), "key": key(k) })
         }
-        Event::ClockJump { server: s, by } => json!({
-            "kind": "clock_jump", "server": server(m, *s), "by_ms": u64::from(*by) * m.tick_ms,
+        Event::ClockJump {
+            server: s,
+            replica,
+            by,
+        } => json!({
+            "kind": "clock_jump", "server": server(m, *s), "replica": replica,
+            "by_ms": i64::from(*by) * m.tick_ms as i64,
+        }),
+        Event::ServerRestarted { server: s, lost } => json!({
+            "kind": "server_restarted", "server": server(m, *s),
+            "lost": lost.iter().map(key).collect::<Vec<_>>(),
         }),
         Event::Failover {
             server: s,

@@ -128,12 +128,19 @@ fn event_line(m: &Model, actor: Option<crate::ir::value::Pid>, e: &Event, at: &s
         Event::Drift { pid, .. } => {
             (3, format!("⚡ {}'s clock drifts at {at}", m.process_name(*pid)))
         }
-        Event::ClockJump { server, by } => (
+        Event::ClockJump {
+            server,
+            replica,
+            by,
+        } => (
+            3,
+            format!("⚡ {} at {at}", super::describe::jumped(m, *server, *replica, *by)),
+        ),
+        Event::ServerRestarted { server, .. } => (
             3,
             format!(
-                "⚡ {}'s clock jumps {} forward at {at}",
-                m.redis[*server as usize].name,
-                ms(m, u64::from(*by))
+                "⚡ {} restarts empty at {at}",
+                m.redis[*server as usize].name
             ),
         ),
         Event::Failover { server, .. } => (

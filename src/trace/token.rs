@@ -162,9 +162,11 @@ pub fn name(m: &Model, c: Choice, ticks: u64) -> String {
         Choice::Failover { fault, node } => {
             format!("{} {}", fault_name(m, fault), node_name(m, node))
         }
-        Choice::Jump { fault } => {
+        Choice::ServerFault { fault } => {
             let server = match m.faults[fault as usize].kind {
-                FaultKind::ClockJump { server, .. } => m.redis[server as usize].name.as_str(),
+                FaultKind::ClockJump { server, .. } | FaultKind::Restart { server } => {
+                    m.redis[server as usize].name.as_str()
+                }
                 _ => "?",
             };
             format!("{} {server}", fault_name(m, fault))
@@ -181,6 +183,7 @@ fn kind_word(k: &FaultKind) -> &'static str {
         FaultKind::Drift { .. } => "drift",
         FaultKind::LostReply => "timeout",
         FaultKind::ClockJump { .. } => "jump",
+        FaultKind::Restart { .. } => "restart",
         FaultKind::Failover { .. } => "failover",
     }
 }
@@ -188,9 +191,9 @@ fn kind_word(k: &FaultKind) -> &'static str {
 /// Where a fault applies: its group, or its server.
 fn target(k: &FaultKind, group: usize) -> (bool, usize) {
     match k {
-        FaultKind::ClockJump { server, .. } | FaultKind::Failover { server } => {
-            (true, *server as usize)
-        }
+        FaultKind::ClockJump { server, .. }
+        | FaultKind::Restart { server }
+        | FaultKind::Failover { server } => (true, *server as usize),
         _ => (false, group),
     }
 }
@@ -340,6 +343,14 @@ pub(crate) fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (S
         "resume" => timer(Choice::Resume),
         "finish" => timer(Choice::Finish),
         "tick" => Ok((Choice::Tick, Some(arg(1)?.to_string()), 2)),
+        "restart" if server_named(m, arg(1)?) => {
+            let fault = server_fault_named(m, "restart", arg(1)?)?;
+            Ok((Choice::ServerFault { fault }, None, 2))
+        }
+        w if w.starts_with("restart#") => {
+            let fault = server_fault_named(m, w, arg(1)?)?;
+            Ok((Choice::ServerFault { fault }, None, 2))
+        }
         "restart" => timer(Choice::Restart),
         "pick" => {
             let pid = process(arg(1)?)?;
@@ -400,9 +411,8 @@ pub(crate) fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (S
             ))
         }
         w if w.starts_with("jump") => {
-            let fault = fault_named(m, w)?;
-            arg(1)?;
-            Ok((Choice::Jump { fault }, None, 2))
+            let fault = server_fault_named(m, w, arg(1)?)?;
+            Ok((Choice::ServerFault { fault }, None, 2))
         }
         w => {
             let pid = process(w).map_err(|(msg, hint)| {
@@ -456,6 +466,28 @@ fn fault_named(m: &Model, w: &str) -> Result<u16, (String, Option<String>)> {
         })
 }
 
+/// The fault `w` (`jump`, `jump#2`) declared for the Redis server named `server`.
+fn server_fault_named(m: &Model, w: &str, server: &str) -> Result<u16, (String, Option<String>)> {
+    let on = |f: &crate::ir::Fault| match target(&f.kind, f.group) {
+        (true, s) => m.redis[s].name == server,
+        _ => false,
+    };
+    (0..m.faults.len() as u16)
+        .find(|&f| fault_name(m, f) == w && on(&m.faults[f as usize]))
+        .ok_or_else(|| {
+            let names: Vec<String> = (0..m.faults.len() as u16)
+                .filter(|&f| target(&m.faults[f as usize].kind, 0).0)
+                .map(|f| name(m, Choice::ServerFault { fault: f }, 0))
+                .collect();
+            let hint = if names.is_empty() {
+                "the model declares no clock jump or restart".to_string()
+            } else {
+                format!("the model's server faults are {}", names.join(", "))
+            };
+            (format!("no fault `{w}` of a server `{server}`"), Some(hint))
+        })
+}
+
 fn node_named(m: &Model, w: &str) -> Result<u16, (String, Option<String>)> {
     (0..m.redis_nodes() as u16)
         .find(|&n| node_name(m, n) == w)
@@ -468,4 +500,10 @@ fn node_named(m: &Model, w: &str) -> Result<u16, (String, Option<String>)> {
                 Some(format!("the nodes are {}", names.join(", "))),
             )
         })
+}
+
+/// Whether a Redis server has this name (`restart cache` restarts a server, `restart
+/// buyer[0]` a process's next request).
+fn server_named(m: &Model, name: &str) -> bool {
+    m.redis.iter().any(|r| r.name == name)
 }

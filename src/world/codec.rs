@@ -603,7 +603,8 @@ pack_struct!(Write { key, state });
 pack_struct!(Redis {
     keys,
     backlog,
-    down
+    down,
+    skew
 });
 pack_struct!(Lock { holder, queue });
 /// The processes, the rest of the world, the database last: its bytes are the rest of the

@@ -87,6 +87,32 @@ impl State {
             .collect()
     }
 
+    /// Queues a write of server `s`'s primary on every live replica, its deadline as each
+    /// replica's clock sees it (RF-1, RF-5).
+    pub fn send_to_replicas(&mut self, m: &Model, s: u16, w: &redis::Write) {
+        let from = self.redis[self.node(m, s)].skew;
+        for r in self.replicas(m, s) {
+            let seen = w.seen_from(self.redis[r].skew - from);
+            self.redis[r].backlog.push(seen);
+        }
+    }
+
+    /// Keeps the clock offsets of server `s`'s nodes canonical: relative to the slowest live
+    /// node, and none on a server without replicas or on a node that is down (no clock of
+    /// theirs is ever compared with another's).
+    pub fn settle_clocks(&mut self, m: &Model, s: u16) {
+        let base = m.redis_base(s);
+        let nodes = &mut self.redis[base..=base + usize::from(m.redis[usize::from(s)].replicas)];
+        if nodes.len() == 1 {
+            nodes[0].skew = 0;
+            return;
+        }
+        let least = nodes.iter().filter(|n| !n.down).map(|n| n.skew).min().unwrap_or(0);
+        for n in nodes {
+            n.skew = if n.down { 0 } else { n.skew - least };
+        }
+    }
+
     /// Every process has finished (done, crashed or failed).
     #[must_use]
     pub fn is_final(&self) -> bool {

@@ -12,6 +12,11 @@ pub struct Redis {
     pub backlog: Vec<Write>,
     /// A primary that failed over: it serves nothing any more.
     pub down: bool,
+    /// How far this node's clock runs ahead of its server's other nodes (clock jumps), in
+    /// ticks; kept only for a server with replicas (0 otherwise), its smallest made 0. A write
+    /// carries its key's deadline as an absolute time (Redis 7 replicates `SET … PX` as
+    /// `SET … PXAT`), so a replica whose clock differs sees it nearer or further (RF-5).
+    pub skew: i32,
 }
 
 /// One replicated write: the key's state after it (`None`: the key is gone).
@@ -19,6 +24,23 @@ pub struct Redis {
 pub struct Write {
     pub key: Sym,
     pub state: Option<(Value, Option<u32>)>,
+}
+
+impl Write {
+    /// The write as a node whose clock is `ahead` ticks ahead of the sender's sees it: its
+    /// deadline is the same absolute time, that much nearer; a deadline already past on
+    /// that clock makes it a deletion (a replica answers an expired key as absent, RF-5).
+    #[must_use]
+    pub fn seen_from(&self, ahead: i32) -> Write {
+        let mut w = self.clone();
+        if let Some((_, Some(t))) = w.state {
+            match i64::from(t) - i64::from(ahead) {
+                left if left < 0 => w.state = None,
+                left => w.state = w.state.map(|(v, _)| (v, Some(left as u32))),
+            }
+        }
+        w
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -102,6 +124,18 @@ impl Redis {
         }
     }
 
+    /// Resynchronises from `primary`: its keys, each deadline as this node's clock sees it;
+    /// nothing left in transit (RF-2).
+    pub fn resync(&mut self, primary: &Redis) {
+        let ahead = self.skew - primary.skew;
+        self.backlog.clear();
+        self.keys.clear();
+        for k in &primary.keys {
+            let w = primary.state_of(k.name).seen_from(ahead);
+            self.apply(&w);
+        }
+    }
+
     /// Applies a replicated write.
     pub fn apply(&mut self, w: &Write) {
         match w.state {
@@ -118,6 +152,31 @@ impl Redis {
     #[must_use]
     pub fn next_expiry(&self) -> Option<u32> {
         self.keys.iter().filter_map(|k| k.ttl).min()
+    }
+
+    /// The node's clock steps back `dt` ticks: every deadline, in transit too, is that much
+    /// further away (RS-3).
+    pub fn step_back(&mut self, dt: u32) {
+        let later = |t: &mut u32| *t = t.saturating_add(dt);
+        for w in &mut self.backlog {
+            if let Some((_, Some(t))) = &mut w.state {
+                later(t);
+            }
+        }
+        for k in &mut self.keys {
+            if let Some(t) = &mut k.ttl {
+                later(t);
+            }
+        }
+    }
+
+    /// Empties the node: a restart without persistence (RF-6); returns the keys it had.
+    pub fn forget(&mut self) -> Vec<Sym> {
+        self.backlog.clear();
+        std::mem::take(&mut self.keys)
+            .into_iter()
+            .map(|k| k.name)
+            .collect()
     }
 
     /// Lets `dt` ticks pass; returns the keys that expired. Redis treats a key as expired
@@ -159,5 +218,54 @@ impl Redis {
             None => true,
         });
         expired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(ttl: Option<u32>) -> Write {
+        Write {
+            key: Sym(0),
+            state: Some((Value::Int(1), ttl)),
+        }
+    }
+
+    #[test]
+    fn a_write_keeps_its_deadline_on_a_clock_that_differs() {
+        assert_eq!(key(Some(10)).seen_from(3), key(Some(7)));
+        assert_eq!(key(Some(10)).seen_from(-3), key(Some(13)));
+        assert_eq!(key(Some(10)).seen_from(10), key(Some(0)));
+        assert_eq!(key(Some(10)).seen_from(11).state, None);
+        assert_eq!(key(None).seen_from(50), key(None));
+    }
+
+    #[test]
+    fn a_clock_stepped_back_delays_every_deadline_and_a_restart_forgets() {
+        let mut r = Redis::default();
+        r.set(Sym(1), Value::Int(1), false, Some(5));
+        r.set(Sym(2), Value::Int(2), false, None);
+        r.backlog.push(key(Some(4)));
+        r.step_back(10);
+        assert_eq!(r.get(Sym(1)).and_then(|k| k.ttl), Some(15));
+        assert_eq!(r.get(Sym(2)).and_then(|k| k.ttl), None);
+        assert_eq!(r.backlog[0], key(Some(14)));
+        assert_eq!(r.forget(), vec![Sym(1), Sym(2)]);
+        assert!(r.keys.is_empty() && r.backlog.is_empty());
+    }
+
+    #[test]
+    fn a_replica_resynchronises_by_its_own_clock() {
+        let mut primary = Redis::default();
+        primary.set(Sym(1), Value::Int(1), false, Some(5));
+        primary.set(Sym(2), Value::Int(2), false, Some(20));
+        let mut replica = Redis {
+            skew: 6,
+            ..Redis::default()
+        };
+        replica.resync(&primary);
+        assert_eq!(replica.get(Sym(1)), None);
+        assert_eq!(replica.get(Sym(2)).and_then(|k| k.ttl), Some(14));
     }
 }

@@ -66,7 +66,11 @@ fn jump_is_a_fault_of_a_server() {
     ));
     assert_eq!(m.tick_ms, 100);
     let f = &m.faults[0];
-    assert_eq!(f.kind, FaultKind::ClockJump { server: 1, by: 20 });
+    assert_eq!(f.kind, FaultKind::ClockJump {
+            server: 1,
+            replica: 0,
+            by: 20
+        });
     assert_eq!((f.group, f.budget, f.during), (0, 2, None));
     // The step counts toward the tick; the implicit server works too.
     let m = model(&source(
@@ -75,7 +79,54 @@ fn jump_is_a_fault_of_a_server() {
         "fault jump redis by 50ms at most 1",
     ));
     assert_eq!(m.tick_ms, 50);
-    assert_eq!(m.faults[0].kind, FaultKind::ClockJump { server: 0, by: 1 });
+    assert_eq!(
+        m.faults[0].kind,
+        FaultKind::ClockJump {
+            server: 0,
+            replica: 0,
+            by: 1
+        }
+    );
+    // Back, and on a replica; a restart is a fault of a server too.
+    let m = model(&source(
+        "redis cache with 2 replicas",
+        "SET k 1 PX 300ms",
+        "fault jump cache replica 2 by -3s at most 1\nfault restart cache at most 2",
+    ));
+    assert_eq!(m.tick_ms, 300);
+    let kinds: Vec<FaultKind> = m.faults.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            FaultKind::ClockJump {
+                server: 0,
+                replica: 2,
+                by: -10
+            },
+            FaultKind::Restart { server: 0 }
+        ]
+    );
+}
+
+#[test]
+fn a_replica_jump_and_a_restart_are_checked() {
+    let got = errors(&source(
+        "redis cache with 1 replica",
+        "GET k",
+        "fault jump cache replica 2 by 1s at most 1\nfault restart cache at most 1 during x\n\
+         fault jump cache by -30d at most 1",
+    ));
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got[0].contains("`cache` has no replica 2 / its replicas are numbered 1 to 1"), "{got:?}");
+    assert!(got[1].contains("`during` does not apply to a restart"), "{got:?}");
+    assert!(got[2].contains("bad duration unit"), "{got:?}");
+    let got = errors(&source(
+        "redis cache",
+        "GET k",
+        "fault jump cache replica 1 by 1s at most 1\nfault jump cache by -2500000s at most 1",
+    ));
+    assert!(got[0].contains("has no replica 1 / `fault jump cache by D` steps its own clock"), "{got:?}");
+    assert!(got[1].contains("clock jump out of range"), "{got:?}");
 }
 
 #[test]
@@ -99,5 +150,5 @@ fn jump_is_checked() {
     let got = errors(&source("", "GET k", "fault jmup redis by 1s at most 1"));
     assert_eq!(got, vec!["unknown fault \"jmup\" / did you mean `jump`?"]);
     let got = errors(&source("", "GET k", "fault explode redis by 1s at most 1"));
-    assert!(got[0].ends_with("`failover`, `jump`"), "{got:?}");
+    assert!(got[0].ends_with("`failover`, `jump`, `restart`"), "{got:?}");
 }

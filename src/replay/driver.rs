@@ -136,7 +136,7 @@ impl<'m> Driver<'m> {
         'steps: for (i, step) in t.steps.iter().enumerate() {
             let number = crate::trace::text::number(t, i);
             let past = matches!(step.events.first(), Some(Event::TimePasses { ticks: 0 }));
-            self.environment(step.choice, step.time, past);
+            self.environment(step.choice, step.time, past)?;
             let actor = step.choice.actor();
             for (k, e) in step.events.iter().enumerate() {
                 let waits = matches!(step.events.get(k + 1), Some(Event::Waits { .. }));
@@ -196,8 +196,9 @@ impl<'m> Driver<'m> {
     }
 
     /// What the environment does to the clients: time passes (in real time, scaled), a
-    /// crash closes the process's connection.
-    fn environment(&mut self, c: Choice, time: u64, past: bool) {
+    /// crash closes the process's connection, a server without replicas that restarts
+    /// without persistence loses its keys (its prefix on the real server is emptied).
+    fn environment(&mut self, c: Choice, time: u64, past: bool) -> Result<(), String> {
         match c {
             Choice::Tick => {
                 let ms = (time * self.m.tick_ms) as f64 * self.scale;
@@ -219,8 +220,16 @@ impl<'m> Driver<'m> {
                 }
                 self.conns[pid.index()] = Conn::Idle;
             }
+            Choice::ServerFault { fault } => {
+                if let (FaultKind::Restart { server }, Some(side)) =
+                    (self.m.faults[fault as usize].kind, self.redis.as_mut())
+                {
+                    side.forget(self.m, server)?;
+                }
+            }
             _ => {}
         }
+        Ok(())
     }
 
     fn session(&mut self, p: Pid) -> Result<&mut Session, String> {

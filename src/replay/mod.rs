@@ -96,12 +96,14 @@ pub fn cannot(m: &Model, t: &Trace) -> Vec<String> {
                 FaultKind::LostReply => Some("a lost reply: the server cannot be made to lose one"),
                 _ => Some("a clock fault"),
             },
-            Choice::ServerFault { fault }
-                if matches!(m.faults[fault as usize].kind, FaultKind::Restart { .. }) =>
-            {
-                Some("a server restart: the replay does not restart the real server")
-            }
-            Choice::Drift { .. } | Choice::ServerFault { .. } => Some("a clock fault"),
+            Choice::ServerFault { fault } => match m.faults[fault as usize].kind {
+                FaultKind::Restart { server } if m.redis[server as usize].replicas == 0 => None,
+                FaultKind::Restart { .. } => {
+                    Some("a restart of a server with replicas: the real one has none to empty")
+                }
+                _ => Some("a clock fault"),
+            },
+            Choice::Drift { .. } => Some("a clock fault"),
             Choice::Failover { .. } => {
                 Some("a failover: when a write reaches a real replica is not the model's choice")
             }

@@ -113,6 +113,12 @@ impl RedisSide {
         self.pad
     }
 
+    /// A model server restarts without persistence: its keys on the real server go.
+    pub fn forget(&mut self, m: &Model, server: u16) -> Result<(), String> {
+        let prefix = format!("{}{}:", self.prefix, m.redis[server as usize].name);
+        self.conn.flush_prefix(&prefix)
+    }
+
     /// Removes the replay's keys.
     pub fn clear(&mut self) {
         let _ = self.conn.flush_prefix(&self.prefix);

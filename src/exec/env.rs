@@ -396,7 +396,7 @@ pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Opt
         st.redis[node].step_back(by.unsigned_abs());
         Vec::new()
     };
-    st.redis[node].skew += by;
+    st.redis[node].skew = st.redis[node].skew.saturating_add(by);
     st.settle_clocks(m, server);
     if O::EVENTS {
         obs.event(Event::ClockJump {

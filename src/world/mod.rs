@@ -92,7 +92,7 @@ impl State {
     pub fn send_to_replicas(&mut self, m: &Model, s: u16, w: &redis::Write) {
         let from = self.redis[self.node(m, s)].skew;
         for r in self.replicas(m, s) {
-            let seen = w.seen_from(self.redis[r].skew - from);
+            let seen = w.seen_from(self.redis[r].skew.saturating_sub(from));
             self.redis[r].backlog.push(seen);
         }
     }
@@ -109,7 +109,7 @@ impl State {
         }
         let least = nodes.iter().filter(|n| !n.down).map(|n| n.skew).min().unwrap_or(0);
         for n in nodes {
-            n.skew = if n.down { 0 } else { n.skew - least };
+            n.skew = if n.down { 0 } else { n.skew.saturating_sub(least) };
         }
     }
 

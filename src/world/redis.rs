@@ -127,7 +127,7 @@ impl Redis {
     /// Resynchronises from `primary`: its keys, each deadline as this node's clock sees it;
     /// nothing left in transit (RF-2).
     pub fn resync(&mut self, primary: &Redis) {
-        let ahead = self.skew - primary.skew;
+        let ahead = self.skew.saturating_sub(primary.skew);
         self.backlog.clear();
         self.keys.clear();
         for k in &primary.keys {

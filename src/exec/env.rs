@@ -323,6 +323,16 @@ pub fn replicate<O: Observer>(m: &Model, s: &State, node: usize, obs: &mut O) ->
     Some(st)
 }
 
+/// A copy of `s` with one more use of fault number `fault`; `None` when its budget is spent.
+fn spend(m: &Model, s: &State, fault: usize) -> Option<State> {
+    if s.faults_used[fault] >= m.faults[fault].budget {
+        return None;
+    }
+    let mut st = s.clone();
+    st.faults_used[fault] += 1;
+    Some(st)
+}
+
 /// `fault failover S`: the primary of server `S` fails and Sentinel promotes `replica`. The
 /// promoted replica keeps what it had received, the writes still in its stream are lost
 /// (RF-2), the other replicas resynchronise from it, and clients follow the new primary.
@@ -335,15 +345,13 @@ pub fn failover<O: Observer>(
     replica: usize,
     obs: &mut O,
 ) -> Option<State> {
-    let f = &m.faults[fault];
-    let FaultKind::Failover { server } = f.kind else {
+    let FaultKind::Failover { server } = m.faults[fault].kind else {
         return None;
     };
-    if s.faults_used[fault] >= f.budget || !s.replicas(m, server).contains(&replica) {
+    if !s.replicas(m, server).contains(&replica) {
         return None;
     }
-    let mut st = s.clone();
-    st.faults_used[fault] += 1;
+    let mut st = spend(m, s, fault)?;
     st.epochs[server as usize] += 1;
     let old = st.node(m, server);
     st.redis[old] = crate::world::redis::Redis {
@@ -372,24 +380,19 @@ pub fn failover<O: Observer>(
 /// longer. Its offset from the server's other nodes changes what their writes' deadlines
 /// mean to it (RF-5). Not enabled when there is no K-th live replica.
 pub fn jump<O: Observer>(m: &Model, s: &State, fault: usize, obs: &mut O) -> Option<State> {
-    let f = &m.faults[fault];
     let FaultKind::ClockJump {
         server,
         replica,
         by,
-    } = f.kind
+    } = m.faults[fault].kind
     else {
         return None;
     };
-    if s.faults_used[fault] >= f.budget {
-        return None;
-    }
     let node = match replica {
         0 => s.node(m, server),
         k => *s.replicas(m, server).get(usize::from(k) - 1)?,
     };
-    let mut st = s.clone();
-    st.faults_used[fault] += 1;
+    let mut st = spend(m, s, fault)?;
     let expired = if by >= 0 {
         st.redis[node].advance(by as u32)
     } else {
@@ -422,15 +425,10 @@ pub fn restart_server<O: Observer>(
     fault: usize,
     obs: &mut O,
 ) -> Option<State> {
-    let f = &m.faults[fault];
-    let FaultKind::Restart { server } = f.kind else {
+    let FaultKind::Restart { server } = m.faults[fault].kind else {
         return None;
     };
-    if s.faults_used[fault] >= f.budget {
-        return None;
-    }
-    let mut st = s.clone();
-    st.faults_used[fault] += 1;
+    let mut st = spend(m, s, fault)?;
     let node = st.node(m, server);
     let lost = st.redis[node].forget();
     for r in st.replicas(m, server) {

@@ -343,11 +343,7 @@ pub(crate) fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (S
         "resume" => timer(Choice::Resume),
         "finish" => timer(Choice::Finish),
         "tick" => Ok((Choice::Tick, Some(arg(1)?.to_string()), 2)),
-        "restart" if server_named(m, arg(1)?) => {
-            let fault = server_fault_named(m, "restart", arg(1)?)?;
-            Ok((Choice::ServerFault { fault }, None, 2))
-        }
-        w if w.starts_with("restart#") => {
+        w if w.starts_with("restart#") || w == "restart" && server_named(m, arg(1)?) => {
             let fault = server_fault_named(m, w, arg(1)?)?;
             Ok((Choice::ServerFault { fault }, None, 2))
         }

@@ -32,14 +32,14 @@ impl Write {
     /// that clock makes it a deletion (a replica answers an expired key as absent, RF-5).
     #[must_use]
     pub fn seen_from(&self, ahead: i32) -> Write {
-        let mut w = self.clone();
-        if let Some((_, Some(t))) = w.state {
-            match i64::from(t) - i64::from(ahead) {
-                left if left < 0 => w.state = None,
-                left => w.state = w.state.map(|(v, _)| (v, Some(left as u32))),
-            }
+        let Some((value, Some(t))) = self.state else {
+            return self.clone();
+        };
+        let left = u32::try_from(i64::from(t) - i64::from(ahead)).ok();
+        Write {
+            key: self.key,
+            state: left.map(|t| (value, Some(t))),
         }
-        w
     }
 }
 

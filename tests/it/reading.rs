@@ -217,3 +217,42 @@ fn an_error_shows_what_the_server_says() {
         "{maria}"
     );
 }
+
+/// A server fault's step names its server: `jump n2` is n2's jump even where n1 has one of
+/// its own (both read back as the first before), and `restart n1` restarts the server, not
+/// a process's next request.
+#[test]
+fn a_server_fault_step_names_its_server() {
+    use interlock::exec::observe::Event;
+    let src = "model \"two jumps\"\nabout \"a test\"\nredis n1\nredis n2\n\
+               fault jump n1 by 1s at most 1\nfault jump n2 by -1s at most 1\n\
+               fault restart n1 at most 1\n\
+               process p {\n SET lock 1 PX 2000 on n1\n SET lock 1 PX 2000 on n2\n}\n\
+               expect holds\n";
+    let m = Model::parse("two-jumps.model", src).unwrap();
+    let t = m
+        .trace_of("p jump n2 restart n1")
+        .expect("the token reads back");
+    let jumped: Vec<(u16, i32)> = t.steps[1]
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ClockJump { server, by, .. } => Some((*server, *by)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(jumped, [(1, -1)]);
+    assert!(
+        t.steps[2]
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::ServerRestarted { server: 0, lost } if lost.len() == 1)),
+        "{:?}",
+        t.steps[2].events
+    );
+    let e = m
+        .trace_of("p jump n3")
+        .expect_err("no such server")
+        .to_string();
+    assert!(e.contains("no fault `jump` of a server `n3`"), "{e}");
+}

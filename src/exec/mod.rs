@@ -89,6 +89,56 @@ impl Choice {
     }
 }
 
+impl Choice {
+    /// The same transition taken by process `to` instead (a choice that concerns no process
+    /// is itself).
+    #[must_use]
+    pub fn by(self, to: Pid) -> Choice {
+        match self {
+            Choice::Proc(_) => Choice::Proc(to),
+            Choice::Check(_) => Choice::Check(to),
+            Choice::Timeout(_) => Choice::Timeout(to),
+            Choice::Renew(_) => Choice::Renew(to),
+            Choice::Resume(_) => Choice::Resume(to),
+            Choice::Finish(_) => Choice::Finish(to),
+            Choice::Restart(_) => Choice::Restart(to),
+            Choice::Pick { value, .. } => Choice::Pick { pid: to, value },
+            Choice::Fault { fault, .. } => Choice::Fault { fault, pid: to },
+            Choice::Drift { fault, ahead, .. } => Choice::Drift {
+                fault,
+                pid: to,
+                ahead,
+            },
+            Choice::Tick
+            | Choice::Pass(_)
+            | Choice::Replicate(_)
+            | Choice::Failover { .. }
+            | Choice::ServerFault { .. } => self,
+        }
+    }
+}
+
+/// Where [`successors`] lists `c` out of `s`: its section (process steps, a process's due
+/// timers, time, ends of pauses and ranged delays, replication, faults), then the fault
+/// or node, then the process. [`successors`] lists in this order (a debug assertion), and
+/// choices with equal keys belong to one process: sorting the transitions of some
+/// processes, and those of others derived from them, by this key (stably) gives the order
+/// [`successors`] would.
+#[must_use]
+pub fn listing_key(s: &State, c: Choice) -> (u8, u16, u16) {
+    match c {
+        Choice::Proc(p) | Choice::Pick { pid: p, .. } => (0, 0, p.0),
+        Choice::Check(p) | Choice::Timeout(p) | Choice::Renew(p) => (1, 0, p.0),
+        Choice::Resume(p) if s.procs[p.index()].paused == Some(0) => (1, 0, p.0),
+        Choice::Tick => (2, 0, 0),
+        Choice::Finish(p) | Choice::Resume(p) => (3, 0, p.0),
+        Choice::Replicate(n) => (4, n, 0),
+        Choice::Drift { fault, pid, .. } | Choice::Fault { fault, pid } => (5, fault, pid.0),
+        Choice::ServerFault { fault } | Choice::Failover { fault, .. } => (5, fault, 0),
+        Choice::Pass(_) | Choice::Restart(_) => (6, 0, 0),
+    }
+}
+
 /// Runs one chosen transition; `None` when it is not enabled in `s`.
 pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Option<State> {
     match c {
@@ -287,5 +337,10 @@ pub fn successors_stepping(
             }
         }
     }
+    debug_assert!(
+        out.windows(2)
+            .all(|w| listing_key(s, w[0].0) <= listing_key(s, w[1].0)),
+        "successors are listed in the order of listing_key"
+    );
     progress + awaited
 }

@@ -11,7 +11,10 @@ use super::properties::Failure;
 use super::stop::Stop;
 use super::symmetry::{OwnHashes, Symmetry};
 use super::{Options, Outcome, Stats, StepMemo};
-use crate::exec::{apply, observe, successors, successors_except, successors_stepping, Choice};
+use super::edges::Edges;
+use crate::exec::{
+    apply, listing_key, observe, successors_except, successors_stepping, Choice,
+};
 use crate::ir::Model;
 use crate::world::permute::Perm;
 use crate::world::State;
@@ -208,43 +211,41 @@ impl<'m> Reducer<'m> {
     }
 
     /// Every transition out of representative `s` (no partial-order reduction, mirrors
-    /// included), each with the index in `targets` of its target's representative and the
-    /// renaming into it: what the fewest-switches pass walks. A mirror's transition is its
-    /// partner's seen through the swap of the two (same representative, renaming composed):
-    /// with thousands of interchangeable processes, each target is canonicalised once.
-    pub fn expand_all(
-        &self,
-        s: &State,
-        out: &mut Vec<(Choice, usize, Option<Perm>)>,
-        targets: &mut Vec<State>,
-    ) {
-        let mut succ = Vec::new();
-        successors(self.m, s, &mut succ);
-        out.clear();
-        targets.clear();
+    /// included), in choice order, each with its target's representative and the renaming
+    /// into it: what the fewest-switches pass walks. Only the successors of processes that
+    /// mirror none are computed; a mirror's transitions are its chain root's, taken by it
+    /// (`edges.rs`).
+    pub fn expand_all(&self, s: &State, edges: &mut Edges) {
+        edges.clear(s.procs.len());
         let partners = self.sym.as_ref().map(|sym| sym.mirror_partners(s));
-        let mut seen: rustc_hash::FxHashMap<Choice, usize> = rustc_hash::FxHashMap::default();
+        let skip: Vec<bool> = partners
+            .iter()
+            .flatten()
+            .map(Option::is_some)
+            .collect();
+        let mut succ = Vec::new();
+        successors_except(self.m, s, &skip, &mut succ);
         for (c, n) in succ {
-            let mirrored = partners.as_ref().and_then(|partners| {
-                let q = Choice::concerns(c)?;
-                let p = partners[q.index()]?;
-                let mut swap = Perm::identity(s.procs.len());
-                swap.new.swap(p as usize, q.index());
-                let &k = seen.get(&Symmetry::rename(c, &swap))?;
-                let (_, t, perm) = &out[k];
-                let perm = perm
-                    .as_ref()
-                    .map_or_else(|| swap.clone(), |p| p.after(&swap));
-                Some((*t, Some(perm)))
-            });
-            let (t, perm) = mirrored.unwrap_or_else(|| {
-                let (t, perm) = self.canon(n);
-                targets.push(t);
-                (targets.len() - 1, perm)
-            });
-            seen.insert(c, out.len());
-            out.push((c, t, perm));
+            let (t, perm) = self.canon(n);
+            edges.push_root(c, t, perm);
         }
+        let Some(partners) = partners else {
+            return;
+        };
+        let mirrors = edges.chain(&partners);
+        if mirrors.is_empty() {
+            return;
+        }
+        let mut of_process: Vec<Vec<usize>> = vec![Vec::new(); s.procs.len()];
+        for (e, (c, ..)) in edges.list.iter().enumerate() {
+            if let Some(p) = c.concerns() {
+                of_process[p.index()].push(e);
+            }
+        }
+        for (q, root) in mirrors {
+            edges.push_mirror(q, &of_process[root.index()]);
+        }
+        edges.list.sort_by_key(|(c, ..)| listing_key(s, *c));
     }
 
     /// The transitions between representatives that a path of ordinals takes from the

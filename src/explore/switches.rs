@@ -4,6 +4,7 @@
 //! (state, last acting process), layer by layer. Every state on a shortest path to a target in
 //! layer d sits in its own BFS layer, so only edges from layer k to layer k + 1 count.
 
+use super::edges::Edges;
 use super::reduce::Reducer;
 use super::store::Seen;
 use super::Stop;
@@ -44,7 +45,7 @@ pub fn fewest(
         switches: 0,
         from: None,
     }]];
-    let (mut succ, mut targets_of) = (Vec::new(), Vec::new());
+    let mut edges = Edges::default();
     let mut index_of: Vec<Option<usize>> = Vec::new();
     for k in 0..depth {
         let (lo, hi) = (bounds[k + 1], bounds[k + 2]);
@@ -57,13 +58,13 @@ pub fn fewest(
                 return None;
             }
             let state = cur[e].state;
-            r.expand_all(&seen.get(state as usize), &mut succ, &mut targets_of);
+            r.expand_all(&seen.get(state as usize), &mut edges);
             index_of.clear();
-            index_of.extend(targets_of.iter().map(|t| seen.index_of(t)));
+            index_of.extend(edges.targets.iter().map(|t| seen.index_of(t)));
             let group_end = (e..cur.len())
                 .find(|&x| cur[x].state != state)
                 .unwrap_or(cur.len());
-            for (c, n, perm) in &succ {
+            for (c, n, renaming) in &edges.list {
                 let Some(j) = index_of[*n].filter(|&j| (lo..hi).contains(&j)) else {
                     continue;
                 };
@@ -73,7 +74,7 @@ pub fn fewest(
                     let last = actor.or(entry.last);
                     let cand = Entry {
                         state: j as u32,
-                        last: last.map(|p| perm.as_ref().map_or(p, |perm| perm.apply(p))),
+                        last: last.map(|p| edges.rename(*renaming, p)),
                         switches: entry.switches + u32::from(switched),
                         from: Some((from as u32, *c)),
                     };

@@ -148,28 +148,7 @@ impl Symmetry {
     /// The same transition seen from a renamed state.
     #[must_use]
     pub fn rename(c: Choice, perm: &Perm) -> Choice {
-        let f = |p: Pid| perm.apply(p);
-        match c {
-            Choice::Proc(p) => Choice::Proc(f(p)),
-            Choice::Check(p) => Choice::Check(f(p)),
-            Choice::Timeout(p) => Choice::Timeout(f(p)),
-            Choice::Renew(p) => Choice::Renew(f(p)),
-            Choice::Resume(p) => Choice::Resume(f(p)),
-            Choice::Finish(p) => Choice::Finish(f(p)),
-            Choice::Restart(p) => Choice::Restart(f(p)),
-            Choice::Pick { pid, value } => Choice::Pick { pid: f(pid), value },
-            Choice::Fault { fault, pid } => Choice::Fault { fault, pid: f(pid) },
-            Choice::Drift { fault, pid, ahead } => Choice::Drift {
-                fault,
-                pid: f(pid),
-                ahead,
-            },
-            Choice::Tick
-            | Choice::Pass(_)
-            | Choice::Replicate(_)
-            | Choice::Failover { .. }
-            | Choice::ServerFault { .. } => c,
-        }
+        c.concerns().map_or(c, |p| c.by(perm.apply(p)))
     }
 
     /// Processes whose transitions mirror an earlier process's in `s`: same class, equal own

@@ -494,6 +494,24 @@ fn every_builtin_model_steps_alike_in_every_arrangement() {
     assert!(compared > 10_000, "only {compared} renamed states compared");
 }
 
+/// The fewest-switches pass derives a mirror's transitions from its chain root's instead of
+/// stepping it: on every built-in model, the same transitions in the same order as the
+/// plain successors, each renamed onto its representative (tests/it/symmetry.rs).
+#[test]
+fn every_builtin_model_expands_mirrors_as_their_roots() {
+    let mut mirrored = 0;
+    for (path, variant) in all_variants() {
+        match super::symmetry::mirrors_expand_as_their_roots(variant.ir(), 500) {
+            Ok(n) => mirrored += n,
+            Err(e) => panic!("{}: {e}", path.display()),
+        }
+    }
+    assert!(
+        mirrored > 1000,
+        "only {mirrored} mirrored transitions checked"
+    );
+}
+
 /// Two invariants that the same lost update breaks at the same depth: the verdict shows the
 /// expected one and names the other, whatever the reductions, threads and storage.
 #[test]

@@ -39,6 +39,68 @@ fn renamings(sym: &Symmetry, n: usize) -> Vec<Perm> {
     out
 }
 
+/// The fewest-switches pass's expansion (`explore/edges.rs`) on the representatives of
+/// the first `cap` it reaches: the plain successors, in their order, and for each one a
+/// renaming that is a permutation taking the concrete successor to the representative
+/// recorded for it, mirrors' transitions included. Returns how many mirrored transitions
+/// were checked.
+pub fn mirrors_expand_as_their_roots(
+    m: &interlock::ir::Model,
+    cap: usize,
+) -> Result<usize, String> {
+    use interlock::explore::edges::Edges;
+    use interlock::explore::reduce::Reducer;
+    use interlock::ir::value::Pid;
+    let Some(sym) = Symmetry::of(m) else {
+        return Ok(0);
+    };
+    let opts = Options {
+        symmetry: true,
+        dead_locals: false,
+        por: false,
+        ..Options::default()
+    };
+    let r = Reducer::new(m, &opts);
+    let n = m.processes.len();
+    let mut seen: HashSet<State> = HashSet::new();
+    let mut todo = std::collections::VecDeque::from([r.canon(State::initial(m)).0]);
+    let (mut succ, mut edges, mut mirrored) = (Vec::new(), Edges::default(), 0);
+    while let Some(s) = todo.pop_front() {
+        if seen.len() >= cap || !seen.insert(s.clone()) {
+            continue;
+        }
+        successors(m, &s, &mut succ);
+        r.expand_all(&s, &mut edges);
+        let choices: Vec<Choice> = edges.list.iter().map(|e| e.0).collect();
+        let plain: Vec<Choice> = succ.iter().map(|e| e.0).collect();
+        if choices != plain {
+            return Err(format!("choices {choices:?}, plainly {plain:?} in {s:?}"));
+        }
+        for ((c, next), (_, t, renaming)) in succ.iter().zip(&edges.list) {
+            let perm = Perm {
+                new: (0..n)
+                    .map(|p| edges.rename(*renaming, Pid(p as u16)).0)
+                    .collect(),
+            };
+            if perm.inverse().after(&perm) != Perm::identity(n) {
+                return Err(format!("{c:?}: {perm:?} is not a permutation"));
+            }
+            let inst = sym.instance_perm(&perm);
+            let renamed = next
+                .clone()
+                .permuted(&perm, &inst, sym.mutexes_per_instance());
+            if renamed != edges.targets[*t] {
+                return Err(format!(
+                    "{c:?}: {perm:?} misses the representative in {s:?}"
+                ));
+            }
+            mirrored += usize::from(renaming.mirrored());
+        }
+        todo.extend(edges.targets.drain(..));
+    }
+    Ok(mirrored)
+}
+
 /// Walks up to `cap` states `m` reaches (breadth first, no reduction) and checks on each
 /// that every renaming of interchangeable processes commutes with stepping and with the
 /// properties. Returns how many (state, renaming) pairs were compared.

@@ -2,7 +2,10 @@
 //! always came out the same way, SQL statements that never met a row, processes that end on
 //! an uncaught error in a `holds`; and how the processes ended in the final states. A proof
 //! that never reached its critical section, or whose `WHERE` has a typo in its key, is no
-//! proof: these say so (docs/explorer.md, "Coverage").
+//! proof: these say so (docs/explorer.md, "Coverage"). And where `timing bounded` keeps a
+//! window shut that a delay could open (`windows`).
+
+mod windows;
 
 use crate::explore::coverage::{Coverage, End, OpCount};
 use crate::explore::Outcome;
@@ -47,6 +50,9 @@ pub fn warnings(m: &Model, outcome: &Outcome, cov: &Coverage) -> Vec<Warning> {
     }
     if matches!(outcome, Outcome::Holds) && !m.allow_failed {
         failed_processes(m, cov, &mut out);
+    }
+    if matches!(outcome, Outcome::Holds) {
+        windows::shut_windows(m, &mut out);
     }
     for group in &m.groups {
         waits_beyond_replicas(m, &group.name, &group.program, &mut out);

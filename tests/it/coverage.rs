@@ -181,3 +181,32 @@ fn reductions_hide_no_statement() {
         }
     }
 }
+
+/// Under `timing bounded` no time passes between a GET and the DEL right after it, so the
+/// key never expires there: the `holds` names that window, with the line of the second step.
+/// A pause fault on the group, a delay between the two, `timing async` or a key without a TTL
+/// take the warning away (the first three open the window; the last has nothing to expire).
+#[test]
+fn a_window_bounded_timing_keeps_shut_is_named() {
+    let with = |before: &str, px: &str, delay: &str| {
+        model(&format!(
+            "{before}ghost done = 0\nprocess client[2] {{\n  await SET lock $me NX{px}\n{delay}  \
+             GET lock into $h\n{delay}  if $h = $me {{ DEL lock }}\n  done += 1\n}}\n\
+             invariant fine: done <= 2\nexpect holds\n"
+        ))
+        .check()
+    };
+    let v = with("", " PX 200", "");
+    assert!(v.met(), "{}", v.render());
+    let messages: Vec<&str> = v.warnings.iter().map(|w| w.message.as_str()).collect();
+    let want = "client: under `timing bounded` no time passes between `await SET lock $me NX PX \
+                200` and `GET lock into $h` (line 6), so `lock` never expires between them";
+    assert!(messages.contains(&want), "{messages:?}");
+    assert!(v.render().contains("--> <string>:5:3"), "{}", v.render());
+    let shut = |v: &interlock::Verdict| v.warnings.iter().any(|w| w.message.contains("timing"));
+    let pause = "fault pause client up to 100ms at most 1\n";
+    assert!(!shut(&with(pause, " PX 200", "")));
+    assert!(!shut(&with("", " PX 200", "  work 10ms\n")));
+    assert!(!shut(&with("timing async\n", " PX 200", "")));
+    assert!(!shut(&with("", "", "")));
+}

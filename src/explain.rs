@@ -262,6 +262,11 @@ fn environment(m: &Model, src: &Source, out: &mut String) {
         }
     };
     out.push_str(&wrap(time, "  ", "    "));
+    if m.split_steps {
+        let split = "split: a step ends at each reply; the code after it runs in the process's \
+                     next step, so a pause or another process can come between";
+        out.push_str(&wrap(split, "  ", "    "));
+    }
     let mut timers = Vec::new();
     if u.watchdog {
         timers.push("watchdog renewals");

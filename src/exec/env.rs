@@ -109,7 +109,8 @@ fn report_expiries<O: Observer>(m: &Model, s: &State, n: usize, expired: Vec<Sym
 fn advance<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> State {
     let mut st = s.clone();
     if m.clock {
-        st.clock += dt;
+        // `clock()` stops at 2^32 - 1 ticks (49 days at 1 ms) rather than wrap.
+        st.clock = st.clock.saturating_add(dt);
     }
     if O::EVENTS {
         obs.event(Event::TimePasses { ticks: dt });

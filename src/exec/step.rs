@@ -141,7 +141,7 @@ fn run<O: Observer>(
         if op.kind.is_visible() {
             visible_done = true;
             let flow = visible(m, st, pid, op, obs)?;
-            if !moved_on(st, pid, flow) {
+            if !moved_on(st, pid, flow) || m.split_steps {
                 return Ok(());
             }
             continue;

@@ -71,6 +71,10 @@ pub struct Model {
     /// empty when its expectations name no flavour. `check` runs the model once per flavour.
     pub expect_flavours: Vec<Flavour>,
     pub timing: Timing,
+    /// `timing … split`: a step ends at each reply (after a visible operation), and the
+    /// local code after it runs in the process's next step, so other processes, time and a
+    /// pause can come between a reply and the code that uses it.
+    pub split_steps: bool,
     /// The fairness liveness properties assume of processes and timers.
     pub fairness: Fairness,
     /// `allow failed`: a `holds` with processes ending on uncaught errors is not warned of.

@@ -83,8 +83,9 @@ pub enum DeclKind {
         name: Name,
         replicas: u8,
     },
-    /// `timing bounded|async`; `None` where the word was unknown (already reported).
-    Timing(Option<Timing>),
+    /// `timing bounded|async [split]`; `None` where the word was unknown (already
+    /// reported); `true` with `split`.
+    Timing(Option<Timing>, bool),
     /// `fairness weak|strong`; `None` where the word was unknown (already reported).
     Fairness(Option<Fairness>),
     /// `allow failed` (false where the word was unknown, already reported).

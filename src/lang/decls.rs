@@ -351,12 +351,16 @@ impl Parser<'_> {
         Ok(items)
     }
 
-    /// `timing bounded` / `timing async`.
+    /// `timing bounded` / `timing async`, either with `split` (a step ends at each reply).
     fn timing(&mut self) -> PResult<DeclKind> {
         let options = [("bounded", Timing::Bounded), ("async", Timing::Async)];
-        Ok(DeclKind::Timing(
-            self.one_of("timing", "timings", &options)?,
-        ))
+        let timing = self.one_of("timing", "timings", &options)?;
+        if !self.at_line_end() && !self.at_word("split") && matches!(self.peek().tok, Tok::Word(_)) {
+            let split = [("split", true)];
+            let split = self.one_of("timing option", "timing options", &split)?;
+            return Ok(DeclKind::Timing(timing, split.unwrap_or(false)));
+        }
+        Ok(DeclKind::Timing(timing, self.eat_word("split")))
     }
 
     /// `allow failed`: processes ending on an uncaught SQL error are part of the story (a

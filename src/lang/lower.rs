@@ -232,9 +232,10 @@ fn header(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
             DeclKind::Model(_) => "model",
             DeclKind::About(_) => "about",
             DeclKind::Db { .. } => "db",
-            DeclKind::Timing(timing) => {
+            DeclKind::Timing(timing, split) => {
                 if let (false, Some(t)) = (seen.contains_key("timing"), timing) {
                     model.timing = *t;
+                    model.split_steps = *split;
                 }
                 "timing"
             }

@@ -551,3 +551,20 @@ fn every_failure_of_the_shortest_layer_is_named() {
     });
     assert!(matches!(&v.outcome, Outcome::Failed { also, .. } if also.is_empty()));
 }
+
+/// `timing … split` ends a step at each reply: the clock read after SET's reply can be late
+/// by a pause, and the lesson is violated; joined to the reply (no `split`), the read cannot
+/// be delayed and the same model holds — the window the lesson is about.
+#[test]
+fn split_steps_let_a_pause_fall_between_a_reply_and_its_code() {
+    let path = "models/timing/lease-start-after-reply.model";
+    let text = std::fs::read_to_string(path).unwrap();
+    let split = Model::parse(path, &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(split.ir().split_steps);
+    assert_eq!(split.check().summary(), "violated at_most_one_inside");
+    let joined_text = text.replace("timing bounded split", "timing bounded");
+    let joined = Model::parse(path, &joined_text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!joined.ir().split_steps);
+    assert_eq!(joined.check().summary(), "holds");
+    assert_eq!(joined.check_with(Options::full()).summary(), "holds");
+}

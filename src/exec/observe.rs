@@ -98,6 +98,8 @@ pub enum Event {
     Interrupted {
         pid: Pid,
         code: Sym,
+        /// What the server's message says besides the code (a lock timeout's own words).
+        about: About,
     },
     /// A transaction ended by abort (rollback, crash, a process ending inside it).
     Aborted {
@@ -222,6 +224,8 @@ pub enum About {
     Overflow,
     /// The key an INSERT duplicates.
     Duplicate(Value),
+    /// PostgreSQL's `lock_timeout` ran out (55P03 as NOWAIT's, in other words).
+    LockTimeout,
 }
 
 impl From<Sym> for Refusal {

@@ -7,7 +7,7 @@ use super::compare::{self, agree};
 use super::redis::RedisSide;
 use super::statement;
 use super::{Line, Options, Report};
-use crate::exec::observe::{Event, Reply};
+use crate::exec::observe::{Event, Refusal, Reply};
 use crate::exec::Choice;
 use crate::ir::{FaultKind, Flavour, Model, Pid, RedisCmd, SqlStmt, Sym, Value};
 use crate::servers::{Cell, Kind, Outcome, Scratch, Session, Step};
@@ -149,7 +149,9 @@ impl<'m> Driver<'m> {
                         let Some(p) = actor else { continue };
                         self.sql(&number, p, stmt, reply, locals, waits)?;
                     }
-                    Event::Interrupted { pid, code } => self.interrupted(&number, *pid, *code)?,
+                    Event::Interrupted { pid, code, about } => {
+                        self.interrupted(&number, *pid, Refusal::of(*code, *about))?;
+                    }
                     Event::Redis {
                         server,
                         cmd,
@@ -324,7 +326,7 @@ impl<'m> Driver<'m> {
     }
 
     /// The simulation ended `q`'s wait (a deadlock victim, a lock timeout) with `code`.
-    fn interrupted(&mut self, number: &str, q: Pid, code: Sym) -> Result<(), String> {
+    fn interrupted(&mut self, number: &str, q: Pid, error: Refusal) -> Result<(), String> {
         let out = match std::mem::replace(&mut self.conns[q.index()], Conn::Compared) {
             Conn::Pending => {
                 let limit = self.timed_limit;
@@ -337,7 +339,7 @@ impl<'m> Driver<'m> {
             number,
             q,
             "(its wait ends)",
-            &Reply::Error(code.into()),
+            &Reply::Error(error),
             out.as_ref(),
         );
         if out.is_none() {

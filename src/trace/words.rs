@@ -32,6 +32,7 @@ pub fn message_in(m: &Model, r: &Refusal, flavour: Flavour) -> Option<String> {
         ("40001", About::Deleted) => "could not serialize access due to concurrent delete".into(),
         ("40001", _) => "could not serialize access due to concurrent update".into(),
         ("40P01", _) => "deadlock detected".into(),
+        ("55P03", About::LockTimeout) => "canceling statement due to lock timeout".into(),
         ("55P03", _) => format!("could not obtain lock on row in relation \"{table}\""),
         ("25P02", _) => {
             "current transaction is aborted, commands ignored until end of transaction block".into()

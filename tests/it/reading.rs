@@ -256,3 +256,23 @@ fn a_server_fault_step_names_its_server() {
         .to_string();
     assert!(e.contains("no fault `jump` of a server `n3`"), "{e}");
 }
+
+/// PostgreSQL words a lock wait that `lock_timeout` ended in its own way, not as NOWAIT's
+/// 55P03 (observed on PostgreSQL 15): the trace shows the server's words under the step.
+#[test]
+fn a_lock_timeout_says_so() {
+    let text = "model \"m\"\nabout \"a\"\ndb postgres\nset lock_timeout = 100ms\n\
+        table sku (id int primary key, stock int)\nrow sku (1, 1)\nghost done = 0\n\
+        process holder {\n  begin\n  select stock from sku where id = 1 for update into $s\n  \
+        work 200ms\n  commit\n}\nprocess waiter {\n  begin\n  \
+        select stock from sku where id = 1 for update into $s\n  commit\n  done += 1\n}\n\
+        final waited: done = 1\nexpect violated waited\n";
+    let m = Model::parse("lt.model", text).unwrap_or_else(|e| panic!("{e}"));
+    let v = m.check();
+    let trace = v.render();
+    assert!(
+        trace.contains("server: ERROR:  canceling statement due to lock timeout"),
+        "{trace}"
+    );
+    assert!(!trace.contains("could not obtain lock"), "{trace}");
+}

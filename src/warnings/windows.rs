@@ -9,7 +9,7 @@ use crate::ir::value::Sym;
 use crate::ir::{FaultKind, Model, Op, OpKind, Program, RedisCmd, Timing};
 
 /// One warning per group: its first command on an expiring key that the next step follows
-/// with no time between, under `timing bounded`, unless a pause fault may strike the group.
+/// with no time between, under `timing bounded`, unless a pause fault may strike there.
 pub fn shut_windows(m: &Model, out: &mut Vec<Warning>) {
     if m.timing != Timing::Bounded {
         return;
@@ -19,17 +19,23 @@ pub fn shut_windows(m: &Model, out: &mut Vec<Warning>) {
         return;
     }
     for (g, group) in m.groups.iter().enumerate() {
-        let paused = m
-            .faults
-            .iter()
-            .any(|f| f.group == g && matches!(f.kind, FaultKind::Pause { .. }));
-        if paused {
-            continue;
-        }
+        // A pause strikes between two steps, where the process stands: at the next visible
+        // op, or (steps split at each reply) just after the reply.
+        let paused = |j: usize| {
+            m.faults.iter().any(|f| {
+                f.group == g
+                    && matches!(f.kind, FaultKind::Pause { .. })
+                    && f.during.is_none_or(|(a, b)| (a..b).contains(&(j as u32)))
+            })
+        };
         let p = &group.program;
         let found = (0..p.ops.len()).find_map(|i| {
             let key = touched(&p.ops[i], &expiring)?;
-            Some((i, next_step(p, i)?, key))
+            let j = next_step(p, i)?;
+            if paused(if m.split_steps { i + 1 } else { j }) {
+                return None;
+            }
+            Some((i, j, key))
         });
         let Some((i, j, key)) = found else {
             continue;

@@ -206,6 +206,15 @@ fn a_window_bounded_timing_keeps_shut_is_named() {
     let shut = |v: &interlock::Verdict| v.warnings.iter().any(|w| w.message.contains("timing"));
     let pause = "fault pause client up to 100ms at most 1\n";
     assert!(!shut(&with(pause, " PX 200", "")));
+    // A pause only during a region elsewhere does not open it.
+    let elsewhere = "fault pause client up to 100ms at most 1 during late\n";
+    let v = model(&format!(
+        "{elsewhere}ghost done = 0\nprocess client[2] {{\n  await SET lock $me NX PX 200\n  \
+         GET lock into $h\n  if $h = $me {{ DEL lock }}\n  region late {{\n    work 10ms\n  }}\n}}\n\
+         invariant fine: done <= 2\nexpect holds\n"
+    ))
+    .check();
+    assert!(shut(&v), "{}", v.render());
     assert!(!shut(&with("", " PX 200", "  work 10ms\n")));
     assert!(!shut(&with("timing async\n", " PX 200", "")));
     assert!(!shut(&with("", "", "")));

@@ -137,6 +137,9 @@ impl<'m> Driver<'m> {
             let number = crate::trace::text::number(t, i);
             let past = matches!(step.events.first(), Some(Event::TimePasses { ticks: 0 }));
             self.environment(step.choice, step.time, past)?;
+            if let Choice::ServerFault { fault } = step.choice {
+                self.restart(&number, fault, &step.events)?;
+            }
             let actor = step.choice.actor();
             for (k, e) in step.events.iter().enumerate() {
                 let waits = matches!(step.events.get(k + 1), Some(Event::Waits { .. }));
@@ -222,15 +225,39 @@ impl<'m> Driver<'m> {
                 }
                 self.conns[pid.index()] = Conn::Idle;
             }
-            Choice::ServerFault { fault } => {
-                if let (FaultKind::Restart { server }, Some(side)) =
-                    (self.m.faults[fault as usize].kind, self.redis.as_mut())
-                {
-                    side.forget(self.m, server)?;
-                }
-            }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// A server restarting without persistence: its keys on the real server go too, and the
+    /// line compares how many there were with how many the simulation lost.
+    fn restart(&mut self, number: &str, fault: u16, events: &[Event]) -> Result<(), String> {
+        let (FaultKind::Restart { server }, Some(side)) =
+            (self.m.faults[fault as usize].kind, self.redis.as_mut())
+        else {
+            return Ok(());
+        };
+        let removed = side.forget(self.m, server)?;
+        let lost = events
+            .iter()
+            .find_map(|e| match e {
+                Event::ServerRestarted { lost, .. } => Some(lost.len() as u64),
+                _ => None,
+            })
+            .unwrap_or(0);
+        let keys = |n: u64| format!("{n} {}", if n == 1 { "key" } else { "keys" });
+        self.lines.push(Line {
+            number: number.to_string(),
+            who: "env".into(),
+            statement: format!(
+                "restart {} (its keys removed)",
+                self.m.redis[server as usize].name
+            ),
+            simulated: format!("{} lost", keys(lost)),
+            server: format!("{} removed", keys(removed)),
+            agree: lost == removed,
+        });
         Ok(())
     }
 

@@ -113,8 +113,9 @@ impl RedisSide {
         self.pad
     }
 
-    /// A model server restarts without persistence: its keys on the real server go.
-    pub fn forget(&mut self, m: &Model, server: u16) -> Result<(), String> {
+    /// A model server restarts without persistence: its keys on the real server go; returns
+    /// how many there were.
+    pub fn forget(&mut self, m: &Model, server: u16) -> Result<u64, String> {
         let prefix = format!("{}{}:", self.prefix, m.redis[server as usize].name);
         self.conn.flush_prefix(&prefix)
     }

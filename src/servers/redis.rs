@@ -134,16 +134,18 @@ impl RedisConn {
         }
     }
 
-    /// Deletes every key that starts with `prefix` (`SCAN ... MATCH` and `DEL`).
+    /// Deletes every key that starts with `prefix` (`SCAN ... MATCH` and `DEL`); returns how
+    /// many `DEL` removed (an expired key not yet evicted counts none).
     ///
     /// # Errors
     /// An empty prefix (which would be every key), a failed connection or command.
-    pub fn flush_prefix(&mut self, prefix: &str) -> Result<(), String> {
+    pub fn flush_prefix(&mut self, prefix: &str) -> Result<u64, String> {
         if prefix.is_empty() {
             return Err("flush_prefix: refusing an empty prefix (every key)".to_owned());
         }
         let pattern = glob_escape(prefix);
         let mut cursor = "0".to_owned();
+        let mut removed = 0;
         loop {
             let mut scan = ::redis::cmd("SCAN");
             scan.arg(cursor.as_str())
@@ -168,10 +170,12 @@ impl RedisConn {
                 }
             }
             if any {
-                self.send_ok(&del)?;
+                if let RedisReply::Int(n) = self.send_ok(&del)? {
+                    removed += u64::try_from(n).unwrap_or(0);
+                }
             }
             if next == "0" {
-                return Ok(());
+                return Ok(removed);
             }
             cursor.clone_from(next);
         }

@@ -355,12 +355,12 @@ impl Parser<'_> {
     fn timing(&mut self) -> PResult<DeclKind> {
         let options = [("bounded", Timing::Bounded), ("async", Timing::Async)];
         let timing = self.one_of("timing", "timings", &options)?;
-        if !self.at_line_end() && !self.at_word("split") && matches!(self.peek().tok, Tok::Word(_)) {
-            let split = [("split", true)];
-            let split = self.one_of("timing option", "timing options", &split)?;
-            return Ok(DeclKind::Timing(timing, split.unwrap_or(false)));
+        let split = self.eat_word("split");
+        if !split && matches!(self.peek().tok, Tok::Word(_)) {
+            // A misspelt option: named as one, with a suggestion.
+            self.one_of("timing option", "timing options", &[("split", ())])?;
         }
-        Ok(DeclKind::Timing(timing, self.eat_word("split")))
+        Ok(DeclKind::Timing(timing, split))
     }
 
     /// `allow failed`: processes ending on an uncaught SQL error are part of the story (a

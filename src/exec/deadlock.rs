@@ -2,7 +2,7 @@
 //! lighter transaction as victim (MY-20, domain §12), PostgreSQL's check after
 //! `deadlock_timeout` by the waiter itself (PG-28, PG-29), and lock wait timeouts.
 
-use super::observe::{About, Event, Observer, Refusal};
+use super::observe::{Event, Observer};
 use super::scan::Scan;
 use super::sql::{end_txn, schema};
 use crate::exec::waits;
@@ -187,11 +187,7 @@ pub(super) fn interrupt<O: Observer>(m: &Model, st: &mut State, pid: Pid, code: 
     p.status = Status::Ready;
     (p.check_in, p.timeout_in) = (None, None);
     if O::EVENTS {
-        obs.event(Event::Interrupted {
-            pid,
-            code,
-            about: wait_ended(code).about,
-        });
+        obs.event(Event::Interrupted { pid, code });
     }
 }
 
@@ -231,17 +227,6 @@ pub fn pg_check<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Opt
         interrupt(m, &mut st, pid, error_code("40P01"), obs);
     }
     Some(st)
-}
-
-/// The error a wait ended with, as the statement that waited reports it: PostgreSQL's
-/// 55P03 after a wait is `lock_timeout`'s (NOWAIT fails without waiting), in words of its
-/// own (`canceling statement due to lock timeout`, checked on PostgreSQL 15).
-pub(super) fn wait_ended(code: Sym) -> Refusal {
-    if code == error_code("55P03") {
-        Refusal::of(code, About::LockTimeout)
-    } else {
-        code.into()
-    }
 }
 
 /// A lock wait timed out: `lock_timeout` (55P03, the transaction aborts) or

@@ -98,8 +98,6 @@ pub enum Event {
     Interrupted {
         pid: Pid,
         code: Sym,
-        /// What the server's message says besides the code (a lock timeout's own words).
-        about: About,
     },
     /// A transaction ended by abort (rollback, crash, a process ending inside it).
     Aborted {
@@ -235,6 +233,20 @@ impl From<Sym> for Refusal {
 }
 
 impl Refusal {
+    /// The error a lock wait ended with, as the statement that waited reports it:
+    /// PostgreSQL's 55P03 after a wait is `lock_timeout`'s (NOWAIT fails without waiting),
+    /// in words of its own (`canceling statement due to lock timeout`, checked on
+    /// PostgreSQL 15).
+    #[must_use]
+    pub fn ending_wait(code: Sym) -> Self {
+        let about = if code == crate::ir::error_code("55P03") {
+            About::LockTimeout
+        } else {
+            About::Nothing
+        };
+        Refusal::of(code, about)
+    }
+
     #[must_use]
     pub fn of(code: Sym, about: About) -> Self {
         Refusal {

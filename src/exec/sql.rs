@@ -35,7 +35,7 @@ pub(super) fn run<O: Observer>(
         Box::default()
     };
     let out = match st.procs[pid.index()].error.take() {
-        Some(code) => Outcome::Error(super::deadlock::wait_ended(code)),
+        Some(code) => Outcome::Error(Refusal::ending_wait(code)),
         None => statement(m, st, pid, stmt, obs)?,
     };
     Ok(conclude(m, st, pid, (stmt, into, on_error), out, locals, obs))

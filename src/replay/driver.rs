@@ -152,8 +152,8 @@ impl<'m> Driver<'m> {
                         let Some(p) = actor else { continue };
                         self.sql(&number, p, stmt, reply, locals, waits)?;
                     }
-                    Event::Interrupted { pid, code, about } => {
-                        self.interrupted(&number, *pid, Refusal::of(*code, *about))?;
+                    Event::Interrupted { pid, code } => {
+                        self.interrupted(&number, *pid, Refusal::ending_wait(*code))?;
                     }
                     Event::Redis {
                         server,

@@ -252,7 +252,7 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                     victim_reason(m, step, *victim)
                 ));
             }
-            Event::Interrupted { pid, code, .. } => world.push(format!(
+            Event::Interrupted { pid, code } => world.push(format!(
                 "{}'s statement fails: ERROR {}",
                 m.process_name(*pid),
                 m.symbol(*code)

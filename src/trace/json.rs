@@ -213,7 +213,7 @@ pub fn event(m: &Model, actor: Option<Pid>, e: &Event) -> Option<Json> {
             "cycle": cycle.iter().map(|e| edge(m, e)).collect::<Vec<_>>(),
             "victim": p(victim),
         }),
-        Event::Interrupted { pid, code, .. } => {
+        Event::Interrupted { pid, code } => {
             json!({ "kind": "interrupted", "process": p(pid), "code": key(code) })
         }
         Event::Aborted { pid } => json!({ "kind": "aborted", "process": p(pid) }),

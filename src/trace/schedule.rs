@@ -453,7 +453,7 @@ pub fn judge(m: &Model, t: &Trace, claim: &Claim) -> Result<(), String> {
                 reply: Reply::Error(r),
                 ..
             } => r.code == *code,
-            Event::Interrupted { pid: p, code: c, .. } => *p == pid && c == code,
+            Event::Interrupted { pid: p, code: c } => *p == pid && c == code,
             _ => false,
         }),
         ClaimKind::Reads { rows, .. } => events().any(|e| match e {

@@ -479,18 +479,21 @@ fn every_reachable_state_survives_packing() {
     }
 }
 
+/// `check` run on every variant of every built-in model, its counts summed; the first
+/// error names its file.
+fn sum_over_variants(check: impl Fn(&interlock::ir::Model) -> Result<usize, String>) -> usize {
+    all_variants()
+        .iter()
+        .map(|(path, v)| check(v.ir()).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .sum()
+}
+
 /// Symmetry reduction's premise on every state the built-in models reach (the first few
 /// thousand of each, every flavour): renaming interchangeable processes commutes with
 /// stepping and with the properties (tests/it/symmetry.rs).
 #[test]
 fn every_builtin_model_steps_alike_in_every_arrangement() {
-    let mut compared = 0;
-    for (path, variant) in all_variants() {
-        match super::symmetry::steps_alike(variant.ir(), 2000) {
-            Ok(n) => compared += n,
-            Err(e) => panic!("{}: {e}", path.display()),
-        }
-    }
+    let compared = sum_over_variants(|m| super::symmetry::steps_alike(m, 2000));
     assert!(compared > 10_000, "only {compared} renamed states compared");
 }
 
@@ -499,13 +502,7 @@ fn every_builtin_model_steps_alike_in_every_arrangement() {
 /// plain successors, each renamed onto its representative (tests/it/symmetry.rs).
 #[test]
 fn every_builtin_model_expands_mirrors_as_their_roots() {
-    let mut mirrored = 0;
-    for (path, variant) in all_variants() {
-        match super::symmetry::mirrors_expand_as_their_roots(variant.ir(), 500) {
-            Ok(n) => mirrored += n,
-            Err(e) => panic!("{}: {e}", path.display()),
-        }
-    }
+    let mirrored = sum_over_variants(|m| super::symmetry::mirrors_expand_as_their_roots(m, 500));
     assert!(
         mirrored > 1000,
         "only {mirrored} mirrored transitions checked"

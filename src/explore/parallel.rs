@@ -3,16 +3,16 @@
 //! The only structures threads share are [`Chunks`] (an atomic cursor that hands out ranges
 //! of the batch) and [`Slots`] (one result cell per chunk). The visited set is never shared:
 //! the search's own thread merges the results in order, so the outcome does not depend on
-//! scheduling. Under `cfg(loom)` and `cfg(shuttle)` both types are built on those crates'
+//! scheduling. With the features `loom` and `shuttle` both types are built on those crates'
 //! primitives and tested under their schedulers (`tests` below).
 
 use std::ops::Range;
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 use loom::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex};
-#[cfg(all(shuttle, not(loom)))]
+#[cfg(all(feature = "shuttle", not(feature = "loom")))]
 use shuttle::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex};
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
 use std::sync::{atomic::AtomicUsize, atomic::Ordering, Mutex};
 
 /// Hands out the chunks of `0..len`, each exactly once, in increasing order.
@@ -94,7 +94,7 @@ impl<T> Slots<T> {
 /// which the caller keeps from one call to the next; every other thread makes its own with
 /// `init`.
 ///
-/// Under `cfg(loom)` / `cfg(shuttle)` the search itself runs on one thread: those crates'
+/// With the feature `loom` or `shuttle` the search itself runs on one thread: those crates'
 /// primitives only work inside their own schedulers, where the tests below use them.
 pub fn map_chunks_beside<T, W, I, F, R>(
     threads: usize,
@@ -114,7 +114,7 @@ where
     // Helpers: as many as there are chunks for, the calling thread aside; none for a single
     // chunk, which costs less than starting a thread.
     let helpers = match chunks.count() {
-        _ if cfg!(any(loom, shuttle)) => 0,
+        _ if cfg!(any(feature = "loom", feature = "shuttle")) => 0,
         0 | 1 => 0,
         n => threads.saturating_sub(1).min(n),
     };
@@ -142,7 +142,7 @@ where
     (slots.into_results(), before)
 }
 
-#[cfg(all(test, not(any(loom, shuttle))))]
+#[cfg(all(test, not(any(feature = "loom", feature = "shuttle"))))]
 mod tests {
     use super::*;
 
@@ -243,8 +243,8 @@ mod tests {
 /// The chunk cursor and the result slots under loom's scheduler: with every interleaving of
 /// two workers (and of three with at most two preemptions, as loom advises for more threads),
 /// each chunk runs exactly once and every result lands in its own slot. Run with
-/// `RUSTFLAGS="--cfg loom" cargo test --release --lib parallel`.
-#[cfg(all(test, loom))]
+/// `cargo test --lib --features loom parallel`.
+#[cfg(all(test, feature = "loom"))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;
@@ -289,9 +289,9 @@ mod loom_tests {
 }
 
 /// The same structures under shuttle's randomized and PCT schedulers, with more workers and
-/// chunks than loom can explore exhaustively. Run with `RUSTFLAGS="--cfg shuttle" cargo test
-/// --release --lib parallel`.
-#[cfg(all(test, shuttle, not(loom)))]
+/// chunks than loom can explore exhaustively. Run with `cargo test --lib --features shuttle
+/// parallel`.
+#[cfg(all(test, feature = "shuttle", not(feature = "loom")))]
 mod shuttle_tests {
     use super::*;
     use shuttle::sync::Arc;

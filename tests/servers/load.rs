@@ -1,7 +1,6 @@
 //! `interlock load` against real servers: the exercise's buyers as concurrent clients. The
 //! tests need `--features servers` and the servers of `.ci/servers` (CI runs them).
 
-#[cfg(feature = "servers")]
 mod with_servers {
     use std::path::Path;
 

@@ -5,7 +5,6 @@
 //! writes to `DIR/env`. With a URL unset a test prints one line and passes, unless `CI=true`,
 //! where it fails.
 
-#[cfg(feature = "servers")]
 pub(crate) mod with_servers {
     use std::time::{Duration, Instant};
 

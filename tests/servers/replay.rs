@@ -6,14 +6,6 @@
 //! DIR` writes them to `DIR/env`); unset, each test prints one line and passes, unless
 //! `CI=true`, where it fails.
 
-/// In a build without the clients, one line says where the server tests went.
-#[cfg(not(feature = "servers"))]
-#[test]
-fn server_tests_need_the_servers_feature() {
-    println!("skipped: the tests against real servers need `--features servers` (CI runs them)");
-}
-
-#[cfg(feature = "servers")]
 mod with_servers {
     use std::path::{Path, PathBuf};
 

@@ -27,43 +27,47 @@ mod with_servers {
         })
     }
 
-    fn models(dir: &str) -> Vec<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .expect("the folder")
-            .map(|e| e.expect("an entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "model"))
-            .collect();
-        files.sort();
-        files
+    /// Every variant of every model in the folders, in file order, with its file.
+    fn variants(dirs: &[&str]) -> Vec<(PathBuf, Model)> {
+        let mut out = Vec::new();
+        for dir in dirs {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                .expect("the folder")
+                .map(|e| e.expect("an entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "model"))
+                .collect();
+            files.sort();
+            for f in files {
+                let model = Model::from_file(&f).expect("reads");
+                for m in model.variants().expect("variants") {
+                    out.push((f.clone(), m));
+                }
+            }
+        }
+        out
     }
 
     #[test]
     fn every_hermitage_schedule_agrees_with_postgres_and_mariadb() {
-        for f in models("models/isolation/hermitage") {
-            for m in Model::from_file(&f)
-                .expect("reads")
-                .variants()
-                .expect("variants")
+        for (f, m) in variants(&["models/isolation/hermitage"]) {
+            let flavour = m.flavour().expect("a database");
+            let Some(opts) = options(flavour) else { return };
+            for run in m
+                .schedule_runs()
+                .into_iter()
+                .filter(|r| !r.claims.is_empty())
             {
-                let flavour = m.flavour().expect("a database");
-                let Some(opts) = options(flavour) else { return };
-                for run in m
-                    .schedule_runs()
-                    .into_iter()
-                    .filter(|r| !r.claims.is_empty())
-                {
-                    assert!(m.replay_cannot(&run.trace).is_empty(), "{}", f.display());
-                    let report = m.replay_on(&run.trace, &opts).expect("replays");
-                    assert!(
-                        report.agrees(),
-                        "{} [{}] schedule {}:\n{}",
-                        f.display(),
-                        flavour.name(),
-                        run.name,
-                        interlock::replay::text(&report)
-                    );
-                }
+                assert!(m.replay_cannot(&run.trace).is_empty(), "{}", f.display());
+                let report = m.replay_on(&run.trace, &opts).expect("replays");
+                assert!(
+                    report.agrees(),
+                    "{} [{}] schedule {}:\n{}",
+                    f.display(),
+                    flavour.name(),
+                    run.name,
+                    interlock::replay::text(&report)
+                );
             }
         }
     }
@@ -71,35 +75,27 @@ mod with_servers {
     #[test]
     fn the_violated_sql_models_counterexamples_agree_with_the_servers() {
         let mut replayed = 0;
-        for dir in [
+        for (f, m) in variants(&[
             "models/no-lock",
             "models/optimistic",
             "models/pessimistic",
             "models/isolation",
-        ] {
-            for f in models(dir) {
-                for m in Model::from_file(&f)
-                    .expect("reads")
-                    .variants()
-                    .expect("variants")
-                {
-                    let flavour = m.flavour().expect("a database");
-                    let Some(opts) = options(flavour) else { return };
-                    let Some(t) = m.check().trace else { continue };
-                    if !m.replay_cannot(&t).is_empty() {
-                        continue;
-                    }
-                    let report = m.replay_on(&t, &opts).expect("replays");
-                    assert!(
-                        report.agrees(),
-                        "{} [{}]:\n{}",
-                        f.display(),
-                        flavour.name(),
-                        interlock::replay::text(&report)
-                    );
-                    replayed += 1;
-                }
+        ]) {
+            let flavour = m.flavour().expect("a database");
+            let Some(opts) = options(flavour) else { return };
+            let Some(t) = m.check().trace else { continue };
+            if !m.replay_cannot(&t).is_empty() {
+                continue;
             }
+            let report = m.replay_on(&t, &opts).expect("replays");
+            assert!(
+                report.agrees(),
+                "{} [{}]:\n{}",
+                f.display(),
+                flavour.name(),
+                interlock::replay::text(&report)
+            );
+            replayed += 1;
         }
         assert!(replayed >= 5, "only {replayed} counterexamples replayed");
     }
@@ -110,52 +106,44 @@ mod with_servers {
             return;
         };
         let mut replayed = 0;
-        for dir in [
+        for (f, m) in variants(&[
             "models/redis",
             "models/watchdog",
             "models/fencing",
             "models/bench",
-        ] {
-            for f in models(dir) {
-                for m in Model::from_file(&f)
-                    .expect("reads")
-                    .variants()
-                    .expect("variants")
-                {
-                    if !m.uses_redis() {
-                        continue;
-                    }
-                    let sql = match m.flavour() {
-                        None => None,
-                        Some(fl) => match url(fl) {
-                            Some(u) => Some(u),
-                            None => return,
-                        },
-                    };
-                    let Some(t) = m.check().trace else { continue };
-                    if !m.replay_cannot(&t).is_empty() {
-                        continue;
-                    }
-                    let opts = Options {
-                        sql,
-                        redis: Some(redis.clone()),
-                        time_scale: 1.0,
-                    };
-                    // Real time on a loaded machine can put a step a few ms past a TTL: a
-                    // divergence is tried once more before it counts.
-                    let mut report = m.replay_on(&t, &opts).expect("replays");
-                    if !report.agrees() {
-                        report = m.replay_on(&t, &opts).expect("replays");
-                    }
-                    assert!(
-                        report.agrees(),
-                        "{}:\n{}",
-                        f.display(),
-                        interlock::replay::text(&report)
-                    );
-                    replayed += 1;
-                }
+        ]) {
+            if !m.uses_redis() {
+                continue;
             }
+            let sql = match m.flavour() {
+                None => None,
+                Some(fl) => match url(fl) {
+                    Some(u) => Some(u),
+                    None => return,
+                },
+            };
+            let Some(t) = m.check().trace else { continue };
+            if !m.replay_cannot(&t).is_empty() {
+                continue;
+            }
+            let opts = Options {
+                sql,
+                redis: Some(redis.clone()),
+                time_scale: 1.0,
+            };
+            // Real time on a loaded machine can put a step a few ms past a TTL: a
+            // divergence is tried once more before it counts.
+            let mut report = m.replay_on(&t, &opts).expect("replays");
+            if !report.agrees() {
+                report = m.replay_on(&t, &opts).expect("replays");
+            }
+            assert!(
+                report.agrees(),
+                "{}:\n{}",
+                f.display(),
+                interlock::replay::text(&report)
+            );
+            replayed += 1;
         }
         assert!(replayed >= 8, "only {replayed} counterexamples replayed");
     }

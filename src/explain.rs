@@ -323,6 +323,10 @@ fn fault_meaning(k: FaultKind) -> &'static str {
             "the server restarts without persistence and comes back empty: every key is gone, \
              on its replicas too (RF-6, RL-6)"
         }
+        FaultKind::Partition { .. } => {
+            "the clients lose their path to the server: a command times out with no effect, \
+             or, the one in flight when it struck, with its effect (RL-2, RL-4)"
+        }
         FaultKind::Failover { .. } => {
             "the primary fails and a replica is promoted: writes it had not applied are lost \
              (RF-2)"

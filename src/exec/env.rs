@@ -5,6 +5,7 @@ use super::sql;
 use crate::ir::{FaultKind, Model};
 use crate::world::process::{Proc, Status};
 use crate::ir::value::{Pid, Sym};
+use crate::world::redis::Off;
 use crate::world::State;
 
 /// Lets time pass to the next deadline (work or sleep ends, a key expires, a timer or a
@@ -25,7 +26,7 @@ pub fn tick<O: Observer>(m: &Model, s: &State, obs: &mut O) -> Option<State> {
         }
         return Some(advance(m, s, 1, obs));
     }
-    let dt = timers.into_iter().chain(keys).min()?;
+    let dt = timers.into_iter().chain(keys).chain(next_reachable(s)).min()?;
     Some(advance(m, s, dt, obs))
 }
 
@@ -47,7 +48,16 @@ pub fn pass<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> Option<S
 /// due, a pause may end at the latest. `None` when nothing is timed; `Some(0)` when a timer
 /// is due or a key is at its deadline.
 pub fn next_deadline(s: &State) -> Option<u32> {
-    next_timer(s).into_iter().chain(next_key_expiry(s)).min()
+    next_timer(s)
+        .into_iter()
+        .chain(next_key_expiry(s))
+        .chain(next_reachable(s))
+        .min()
+}
+
+/// Ticks until a partition heals or a restarted server is back (never 0: see `Off`).
+fn next_reachable(s: &State) -> Option<u32> {
+    s.redis.iter().filter_map(|r| r.off.left()).min()
 }
 
 /// Ticks until a key of any server reaches its deadline (0: one is at it now).
@@ -155,6 +165,13 @@ fn advance<O: Observer>(m: &Model, s: &State, dt: u32, obs: &mut O) -> State {
     for n in 0..st.redis.len() {
         let expired = st.redis[n].advance(dt);
         report_expiries(m, s, n, expired, obs);
+        let off = st.redis[n].off;
+        st.redis[n].off = off.pass(dt);
+        if O::EVENTS && off != Off::On && st.redis[n].off == Off::On {
+            obs.event(Event::Reachable {
+                server: m.server_of(n),
+            });
+        }
     }
     st
 }
@@ -216,6 +233,7 @@ pub fn fault<O: Observer>(
         FaultKind::Failover { .. }
         | FaultKind::ClockJump { .. }
         | FaultKind::Restart { .. }
+        | FaultKind::Partition { .. }
         | FaultKind::Drift { .. } => return None,
         FaultKind::LostReply => st.procs[pid.index()].lose_reply = true,
         FaultKind::Hang => {
@@ -250,6 +268,22 @@ pub fn renew<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option
         .filter(|w| w.next_in == 0 && p.paused.is_none())?;
     let mut st = s.clone();
     let node = st.node(m, 0);
+    if !st.redis[node].off.reaches() {
+        // The renewal does not reach the server; the watchdog tries again a period later.
+        st.procs[pid.index()].watchdog = Some(crate::world::process::Watchdog {
+            next_in: (w.lease / 3).max(1),
+            ..w
+        });
+        if O::EVENTS {
+            let refused = matches!(st.redis[node].off, Off::Down(_));
+            obs.event(Event::Unreached {
+                pid,
+                server: 0,
+                refused,
+            });
+        }
+        return Some(st);
+    }
     let owned = st.redis[node]
         .get(w.key)
         .is_some_and(|k| k.value == crate::ir::value::Value::Pid(pid));
@@ -352,6 +386,9 @@ pub fn failover<O: Observer>(
     if !s.replicas(m, server).contains(&replica) {
         return None;
     }
+    if s.redis[s.node(m, server)].off != Off::On {
+        return None;
+    }
     let mut st = spend(m, s, fault)?;
     st.epochs[server as usize] += 1;
     let old = st.node(m, server);
@@ -426,17 +463,53 @@ pub fn restart_server<O: Observer>(
     fault: usize,
     obs: &mut O,
 ) -> Option<State> {
-    let FaultKind::Restart { server } = m.faults[fault].kind else {
+    let FaultKind::Restart { server, down } = m.faults[fault].kind else {
         return None;
     };
+    if s.redis[s.node(m, server)].off != Off::On {
+        return None;
+    }
     let mut st = spend(m, s, fault)?;
     let node = st.node(m, server);
     let lost = st.redis[node].forget();
+    if down > 0 {
+        st.redis[node].off = Off::Down(down);
+    }
     for r in st.replicas(m, server) {
         st.redis[r].forget();
     }
     if O::EVENTS {
-        obs.event(Event::ServerRestarted { server, lost });
+        obs.event(Event::ServerRestarted { server, lost, down });
+    }
+    Some(st)
+}
+
+/// `fault partition S [for D]`: the clients lose their path to server `S`'s primary, for
+/// `heal` ticks or for good (RL-2, RL-4). `in_flight`: it breaks while a request is on its way, so
+/// the next command reaches the server and only its reply is lost; otherwise nothing sent
+/// from now on reaches it. Not while the server is already unreachable.
+pub fn partition<O: Observer>(
+    m: &Model,
+    s: &State,
+    fault: usize,
+    in_flight: bool,
+    obs: &mut O,
+) -> Option<State> {
+    let FaultKind::Partition { server, heal } = m.faults[fault].kind else {
+        return None;
+    };
+    let node = s.node(m, server);
+    if s.redis[node].off != Off::On {
+        return None;
+    }
+    let mut st = spend(m, s, fault)?;
+    st.redis[node].off = if in_flight {
+        Off::InFlight(heal)
+    } else {
+        Off::Cut(heal)
+    };
+    if O::EVENTS {
+        obs.event(Event::Partitioned { server, in_flight });
     }
     Some(st)
 }

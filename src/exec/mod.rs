@@ -43,6 +43,9 @@ pub enum Choice {
     Failover { fault: u16, node: u16 },
     /// Server fault number `fault` strikes: a clock jump or a restart.
     ServerFault { fault: u16 },
+    /// Partition fault number `fault` strikes: the clients lose their path to its server,
+    /// while a request is on its way (`in_flight`) or between requests.
+    Partition { fault: u16, in_flight: bool },
     /// Drift fault number `fault` sets `pid`'s clock ahead (or behind) by its bound.
     Drift { fault: u16, pid: Pid, ahead: bool },
     /// A ranged delay of `pid` ends before its longest length.
@@ -84,6 +87,7 @@ impl Choice {
             | Choice::Pass(_)
             | Choice::Replicate(_)
             | Choice::Failover { .. }
+            | Choice::Partition { .. }
             | Choice::ServerFault { .. } => None,
         }
     }
@@ -113,6 +117,7 @@ impl Choice {
             | Choice::Pass(_)
             | Choice::Replicate(_)
             | Choice::Failover { .. }
+            | Choice::Partition { .. }
             | Choice::ServerFault { .. } => self,
         }
     }
@@ -134,7 +139,9 @@ pub fn listing_key(s: &State, c: Choice) -> (u8, u16, u16) {
         Choice::Finish(p) | Choice::Resume(p) => (3, 0, p.0),
         Choice::Replicate(n) => (4, n, 0),
         Choice::Drift { fault, pid, .. } | Choice::Fault { fault, pid } => (5, fault, pid.0),
-        Choice::ServerFault { fault } | Choice::Failover { fault, .. } => (5, fault, 0),
+        Choice::ServerFault { fault }
+        | Choice::Failover { fault, .. }
+        | Choice::Partition { fault, .. } => (5, fault, 0),
         Choice::Pass(_) | Choice::Restart(_) => (6, 0, 0),
     }
 }
@@ -160,6 +167,9 @@ pub fn apply<O: Observer>(m: &Model, s: &State, c: Choice, obs: &mut O) -> Optio
             FaultKind::Restart { .. } => env::restart_server(m, s, fault as usize, obs),
             _ => env::jump(m, s, fault as usize, obs),
         },
+        Choice::Partition { fault, in_flight } => {
+            env::partition(m, s, fault as usize, in_flight, obs)
+        }
         Choice::Drift { fault, pid, ahead } => env::drift(m, s, fault as usize, pid, ahead, obs),
         Choice::Finish(p) => env::finish(s, p, obs),
         Choice::Pass(dt) => {
@@ -312,6 +322,18 @@ pub fn successors_stepping(
             let c = Choice::ServerFault { fault: f as u16 };
             if let Some(n) = apply(m, s, c, &mut silent) {
                 out.push((c, n));
+            }
+            continue;
+        }
+        if let FaultKind::Partition { .. } = fault.kind {
+            for in_flight in [false, true] {
+                let c = Choice::Partition {
+                    fault: f as u16,
+                    in_flight,
+                };
+                if let Some(n) = env::partition(m, s, f, in_flight, &mut silent) {
+                    out.push((c, n));
+                }
             }
             continue;
         }

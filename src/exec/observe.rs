@@ -153,7 +153,17 @@ pub enum Event {
     ServerRestarted {
         server: u16,
         lost: Vec<Sym>,
+        /// Ticks it stays down, refusing connections, before it is back (0: back at once).
+        down: u32,
     },
+    /// The clients lost their path to a server (RL-2, RL-4); `in_flight`: while a request was on
+    /// its way, which still reaches it.
+    Partitioned { server: u16, in_flight: bool },
+    /// A partitioned server is reachable again, or a restarted one is back up.
+    Reachable { server: u16 },
+    /// A process's command (or its watchdog's renewal) did not reach the server: it timed
+    /// out, or the connection was refused (`refused`: the server is down). It had no effect.
+    Unreached { pid: Pid, server: u16, refused: bool },
     /// A server's primary failed and a replica (node index) was promoted.
     Failover {
         server: u16,

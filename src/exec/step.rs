@@ -6,6 +6,7 @@ use super::{redis_ops, sql};
 use crate::ir::{Isolation, Model, Op, OpKind, RedisCmd, SqlStmt};
 use crate::world::process::{RunError, Status, Txn, Wait, Watchdog};
 use crate::ir::value::{Pid, Value};
+use crate::world::redis::Off;
 use crate::world::State;
 
 /// How a visible operation ended.
@@ -34,7 +35,9 @@ pub fn enabled(m: &Model, s: &State, pid: Pid) -> bool {
             !super::deadlock::blocked_on_row(s, pid)
         }
         Status::Waiting(Wait::Await { .. }) => match &m.program(pid).ops[p.pc as usize].kind {
-            OpKind::AwaitRedis { cmd, server, .. } => redis_ops::would_succeed(m, s, cmd, *server),
+            OpKind::AwaitRedis { cmd, server, .. } => {
+                redis_ops::would_succeed(m, s, cmd, *server) && on(m, s, *server)
+            }
             _ => false,
         },
         Status::Waiting(Wait::Replicas { server, need }) => {
@@ -312,6 +315,9 @@ fn visible<O: Observer>(
     if O::EVENTS {
         obs.event(Event::At { span: op.span });
     }
+    if let Some(flow) = unreached(m, st, pid, op, obs) {
+        return Ok(flow);
+    }
     match &op.kind {
         OpKind::Sql {
             stmt,
@@ -332,6 +338,12 @@ fn visible<O: Observer>(
         )),
         OpKind::Redis { cmd, into, server } => {
             let mut reply = redis_ops::run(m, st, pid, cmd, *server, obs)?;
+            if cut_in_flight(m, st, *server) {
+                reply = Value::Str(crate::ir::error_code("TIMEOUT"));
+                if O::EVENTS {
+                    obs.event(Event::ReplyLost { pid });
+                }
+            }
             let p = &mut st.procs[pid.index()];
             if p.lose_reply {
                 // The command took effect; its reply missed the client's timeout.
@@ -345,7 +357,7 @@ fn visible<O: Observer>(
             Ok(Flow::Next)
         }
         OpKind::AwaitRedis { cmd, into, server } => {
-            if !redis_ops::would_succeed(m, st, cmd, *server) {
+            if !redis_ops::would_succeed(m, st, cmd, *server) || !on(m, st, *server) {
                 let key = cmd.key();
                 st.procs[pid.index()].status = Status::Waiting(Wait::Await { key });
                 if O::EVENTS {
@@ -374,7 +386,19 @@ fn visible<O: Observer>(
             Ok(Flow::Next)
         }
         OpKind::Atomic { body, server } => {
+            let node = st.node(m, *server);
+            let in_flight = matches!(st.redis[node].off, Off::InFlight(_));
+            let before = in_flight.then(|| st.procs[pid.index()].locals.clone());
             redis_ops::atomic(m, st, pid, body, *server, obs)?;
+            if let Some(before) = before {
+                // The script ran; the client learns nothing of what it replied.
+                cut_in_flight(m, st, *server);
+                st.procs[pid.index()].locals = before;
+                fail_replies(st, pid, body, "TIMEOUT");
+                if O::EVENTS {
+                    obs.event(Event::ReplyLost { pid });
+                }
+            }
             Ok(Flow::Next)
         }
         OpKind::Lock { mutex } => lock(m, st, pid, *mutex, obs),
@@ -398,6 +422,75 @@ fn visible<O: Observer>(
         }
         _ => unreachable!("only visible ops reach here"),
     }
+}
+
+/// A command or script sent to a server the clients cannot reach (RL-2, RL-4, RL-6):
+/// nothing happens there, and every reply it would bind is an error, `'TIMEOUT'` (a
+/// partition) or `'REFUSED'` (a server down after a restart). `None` when it reaches the
+/// server, as the one in flight when a partition struck does (`cut_in_flight` loses its
+/// reply after it ran); a `WAIT` needs no delivery to fail, so it is cut off at once.
+fn unreached<O: Observer>(
+    m: &Model,
+    st: &mut State,
+    pid: Pid,
+    op: &Op,
+    obs: &mut O,
+) -> Option<Flow> {
+    let (server, wait) = match &op.kind {
+        OpKind::Redis { server, cmd, .. } => (*server, matches!(cmd, RedisCmd::Wait { .. })),
+        OpKind::Atomic { server, .. } => (*server, false),
+        _ => return None,
+    };
+    let node = st.node(m, server);
+    let code = match st.redis[node].off {
+        Off::On => return None,
+        Off::InFlight(_) if !wait => return None,
+        Off::InFlight(left) => {
+            st.redis[node].off = Off::Cut(left);
+            "TIMEOUT"
+        }
+        Off::Cut(_) => "TIMEOUT",
+        Off::Down(_) => "REFUSED",
+    };
+    fail_replies(st, pid, std::slice::from_ref(op), code);
+    if O::EVENTS {
+        obs.event(Event::Unreached {
+            pid,
+            server,
+            refused: code == "REFUSED",
+        });
+    }
+    Some(Flow::Next)
+}
+
+/// Binds the error `code` to every local that a reply among `ops` (an op, or a script's
+/// body) would have set.
+fn fail_replies(st: &mut State, pid: Pid, ops: &[Op], code: &str) {
+    let error = Value::Str(crate::ir::error_code(code));
+    for op in ops {
+        match &op.kind {
+            OpKind::Redis { into, .. } => bind(st, pid, *into, error),
+            OpKind::Atomic { body, .. } => fail_replies(st, pid, body, code),
+            _ => {}
+        }
+    }
+}
+
+/// After a command ran on `server`: if a partition struck while it was on its way, the
+/// path is now cut and its reply is lost (true).
+fn cut_in_flight(m: &Model, st: &mut State, server: u16) -> bool {
+    let node = st.node(m, server);
+    let Off::InFlight(left) = st.redis[node].off else {
+        return false;
+    };
+    st.redis[node].off = Off::Cut(left);
+    true
+}
+
+/// Whether server `server`'s primary is reachable with nothing in flight: an `await`
+/// retries only then.
+fn on(m: &Model, s: &State, server: u16) -> bool {
+    s.redis[s.node(m, server)].off == Off::On
 }
 
 /// `WAIT n timeout`: replies at once when `n` replicas have every write, else waits (the

@@ -36,6 +36,7 @@ pub(crate) struct Uses {
     pub failover: bool,
     pub clock_jump: bool,
     pub restart: bool,
+    pub partition: bool,
     pub watchdog: bool,
     pub mutex: bool,
     pub crash: bool,
@@ -74,6 +75,7 @@ impl Uses {
                 F::Crash => u.crash = true,
                 F::ClockJump { .. } => u.clock_jump = true,
                 F::Restart { .. } => u.restart = true,
+                F::Partition { .. } => u.partition = true,
                 F::Failover { .. } => u.failover = true,
                 F::Pause { .. } | F::Hang | F::Drift { .. } | F::LostReply => {}
             }
@@ -232,7 +234,8 @@ pub(crate) const RULES: &[Rule] = &[
     rule("RS-1", |u| u.set_nx, "SET … NX sets the key only when it is absent (reply OK, else nil); a successful SET replaces any old TTL"),
     rule("RS-2", |u| u.ttl, "a key is there up to and at its expiry time, gone 1 ms after it"),
     rule("RS-3", |u| u.clock_jump, "a server compares deadlines with its own clock: a jump forward expires its keys that much earlier, one back keeps them longer; a replica's clock applies to its copies"),
-    rule("RF-6, RL-6", |u| u.restart, "a restart without persistence empties the server and its replicas: locks vanish and their holders are not told"),
+    rule("RL-2, RL-4", |u| u.partition, "a partitioned server is unreachable: a command times out with no effect, except the one in flight when the path broke, which takes effect and loses its reply"),
+    rule("RF-6, RL-6", |u| u.restart, "a restart without persistence empties the server and its replicas: locks vanish and their holders are not told; kept down a while (`down D`), it refuses connections meanwhile"),
     rule("RS-6", |u| u.del, "DEL removes whatever the key holds: it checks no ownership"),
     rule("RS-7, RS-8", |u| u.atomic, "an `atomic` block is one script: no other command runs and no key expires during it (the safe release checks the token inside one)"),
     rule("RS-4", |u| u.pexpire, "PEXPIRE sets or refreshes the TTL of an existing key (1) and does nothing to a missing one (0)"),

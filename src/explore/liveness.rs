@@ -52,7 +52,10 @@ fn actor(c: Choice) -> Option<Actor> {
         | Choice::Restart(p) => Some(Actor::Timers(p)),
         Choice::Tick | Choice::Pass(_) => Some(Actor::Time),
         Choice::Replicate(n) => Some(Actor::Replica(n)),
-        Choice::Fault { .. } | Choice::Failover { .. } | Choice::ServerFault { .. } => None,
+        Choice::Fault { .. }
+        | Choice::Failover { .. }
+        | Choice::ServerFault { .. }
+        | Choice::Partition { .. } => None,
         Choice::Drift { .. } => None,
     }
 }

@@ -91,7 +91,10 @@ impl Por {
             || m.faults.iter().any(|f| {
                 matches!(
                     f.kind,
-                    FaultKind::Failover { .. } | FaultKind::ClockJump { .. }
+                    FaultKind::Failover { .. }
+                        | FaultKind::ClockJump { .. }
+                        | FaultKind::Restart { .. }
+                        | FaultKind::Partition { .. }
                 )
             });
         let keys: Vec<Vec<Sym>> = (0..n)
@@ -157,6 +160,7 @@ impl Por {
             | Choice::Replicate(_)
             | Choice::Failover { .. }
             | Choice::ServerFault { .. }
+            | Choice::Partition { .. }
             | Choice::Drift { .. }
             | Choice::Finish(_)
             | Choice::Pass(_)
@@ -187,7 +191,10 @@ impl Por {
             | Event::KeyTtl { key: k, .. }
             | Event::KeyDeleted { key: k, .. }
             | Event::KeyExpired { key: k, .. } => key(k),
-            Event::ServerRestarted { .. } => false,
+            Event::ServerRestarted { .. }
+            | Event::Partitioned { .. }
+            | Event::Reachable { .. }
+            | Event::Unreached { .. } => false,
             Event::Lock { .. } | Event::Unlock { .. } => self.alone[p.index()],
             // Anything else another process or a property could see.
             Event::Sql { .. }

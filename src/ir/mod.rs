@@ -309,9 +309,15 @@ pub enum FaultKind {
     /// step, an operator): forward, its keys expire that much earlier; back (`by` < 0), later
     /// (RS-3). `replica` 0 is the current primary's clock, K the K-th live replica's.
     ClockJump { server: u16, replica: u8, by: i32 },
-    /// `fault restart S`: the primary of Redis server `S` restarts without persistence and
-    /// comes back empty; its replicas resynchronise and are emptied too (RF-6, RL-6).
-    Restart { server: u16 },
+    /// `fault restart S [down D]`: the primary of Redis server `S` restarts without
+    /// persistence and comes back empty, after `down` ticks in which it refuses connections
+    /// (0: at once); its replicas resynchronise and are emptied too (RF-6, RL-6).
+    Restart { server: u16, down: u32 },
+    /// `fault partition S [for D]`: the clients lose their network path to server `S`'s
+    /// primary for `heal` ticks (`None`: for good). A command sent meanwhile times out
+    /// (`'TIMEOUT'`) without reaching it; the one in flight when the path broke may have
+    /// reached it (RL-2, RL-4).
+    Partition { server: u16, heal: Option<u32> },
     /// `fault failover S`: Redis server `S`'s primary fails and Sentinel promotes one of its
     /// replicas; writes not yet replicated to it are lost (RF-2). `Fault::group` is unused.
     Failover { server: u16 },
@@ -404,7 +410,7 @@ pub enum Timing {
 /// InnoDB flavours.
 pub const ERROR_CODES: &[&str] = &[
     "40001", "40P01", "55P03", "25P02", "22003", "23505", "1213", "1205", "3572", "1020", "1264",
-    "1690", "1062", "TIMEOUT",
+    "1690", "1062", "TIMEOUT", "REFUSED",
 ];
 
 /// What an error code means, for verdicts and traces.
@@ -421,6 +427,7 @@ pub fn error_meaning(code: &str) -> Option<&'static str> {
         "3572" => "NOWAIT: row locked",
         "1020" => "record changed since the snapshot",
         "TIMEOUT" => "reply timed out",
+        "REFUSED" => "connection refused",
         _ => return None,
     })
 }

@@ -148,8 +148,12 @@ pub enum FaultAst {
     Failover,
     /// `fault jump S [replica K] by [-]D`: the replica (0 = the primary) and the signed step.
     Jump { replica: u8, by: i64 },
-    /// `fault restart S`: the server comes back empty.
-    Restart,
+    /// `fault restart S [down D]`: the server comes back empty, after `down` ms refusing
+    /// connections (0: at once).
+    Restart { down: u64 },
+    /// `fault partition S [for D]`: the clients cannot reach the server, for `heal` ms or
+    /// for good.
+    Partition { heal: Option<u64> },
 }
 
 #[derive(Clone, Debug)]

@@ -694,14 +694,23 @@ impl Parser<'_> {
     /// `fault crash|hang|timeout GROUP at most N [during REGION]`,
     /// `fault pause GROUP up to D at most N [during REGION]`,
     /// `fault drift GROUP up to D at most N`, `fault failover SERVER at most N`,
-    /// `fault jump SERVER [replica K] by [-]D at most N`, `fault restart SERVER at most N`.
+    /// `fault jump SERVER [replica K] by [-]D at most N`,
+    /// `fault restart SERVER [down D] at most N`, `fault partition SERVER [for D] at most N`.
     fn fault(&mut self) -> PResult<DeclKind> {
-        const KINDS: [&str; 8] = [
-            "crash", "pause", "hang", "drift", "timeout", "failover", "jump", "restart",
+        const KINDS: [&str; 9] = [
+            "crash",
+            "pause",
+            "hang",
+            "drift",
+            "timeout",
+            "failover",
+            "jump",
+            "restart",
+            "partition",
         ];
         let word = self.name(
-            "a fault kind (`crash`, `pause`, `hang`, `drift`, `timeout`, `failover`, `jump` \
-             or `restart`)",
+            "a fault kind (`crash`, `pause`, `hang`, `drift`, `timeout`, `failover`, `jump`, \
+             `restart` or `partition`)",
         )?;
         let lower = word.text.to_ascii_lowercase();
         if !KINDS.contains(&lower.as_str()) {
@@ -710,7 +719,11 @@ impl Parser<'_> {
             let d = Diagnostic::new(msg, word.span, "unknown fault").with_hint(hint);
             return self.fail(d);
         }
-        let group = if matches!(lower.as_str(), "failover" | "jump" | "restart") {
+        let on_server = matches!(
+            lower.as_str(),
+            "failover" | "jump" | "restart" | "partition"
+        );
+        let group = if on_server {
             self.name("a Redis server name")?
         } else {
             self.name("a process group")?
@@ -720,7 +733,22 @@ impl Parser<'_> {
             "hang" => (FaultAst::Hang, "the number of hangs"),
             "timeout" => (FaultAst::Timeout, "the number of timeouts"),
             "failover" => (FaultAst::Failover, "the number of failovers"),
-            "restart" => (FaultAst::Restart, "the number of restarts"),
+            "restart" => {
+                let down = if self.eat_word("down") {
+                    self.duration()?.0
+                } else {
+                    0
+                };
+                (FaultAst::Restart { down }, "the number of restarts")
+            }
+            "partition" => {
+                let heal = if self.eat_word("for") {
+                    Some(self.duration()?.0)
+                } else {
+                    None
+                };
+                (FaultAst::Partition { heal }, "the number of partitions")
+            }
             "jump" => (self.jump()?, "the number of jumps"),
             "drift" => {
                 if !self.eat_word("up") {
@@ -750,7 +778,8 @@ impl Parser<'_> {
         let server_fault = match kind {
             FaultAst::Failover => Some("a failover"),
             FaultAst::Jump { .. } => Some("a clock jump"),
-            FaultAst::Restart => Some("a restart"),
+            FaultAst::Restart { .. } => Some("a restart"),
+            FaultAst::Partition { .. } => Some("a partition"),
             _ => None,
         };
         if let (Some(what), Some(_)) = (server_fault, &during) {

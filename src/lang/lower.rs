@@ -91,6 +91,10 @@ fn finish(
                 *ms = (u64::from(*ms) / tick) as u32;
             }
             FaultKind::ClockJump { by, .. } => *by = (i64::from(*by) / tick as i64) as i32,
+            FaultKind::Restart { down: ms, .. }
+            | FaultKind::Partition {
+                heal: Some(ms), ..
+            } => *ms = (u64::from(*ms) / tick) as u32,
             _ => {}
         }
     }
@@ -456,7 +460,10 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                 FaultKind::Drift { max: ms as u32 }
             }
             FaultAst::Timeout => FaultKind::LostReply,
-            FaultAst::Failover | FaultAst::Jump { .. } | FaultAst::Restart => {
+            FaultAst::Failover
+            | FaultAst::Jump { .. }
+            | FaultAst::Restart { .. }
+            | FaultAst::Partition { .. } => {
                 let kind = match *kind {
                     FaultAst::Jump { replica, by } => {
                         let Some(server) = jump_server(cx, group, replica, decl.span) else {
@@ -470,12 +477,27 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                             by: by as i32,
                         }
                     }
-                    FaultAst::Restart => {
+                    FaultAst::Restart { down } => {
                         let Some(server) = cx.server(group) else {
                             continue;
                         };
                         cx.redis_used = true;
-                        FaultKind::Restart { server }
+                        cx.durations.extend((down > 0).then_some(down));
+                        FaultKind::Restart {
+                            server,
+                            down: down as u32,
+                        }
+                    }
+                    FaultAst::Partition { heal } => {
+                        let Some(server) = cx.server(group) else {
+                            continue;
+                        };
+                        cx.redis_used = true;
+                        cx.durations.extend(heal);
+                        FaultKind::Partition {
+                            server,
+                            heal: heal.map(|ms| ms as u32),
+                        }
                     }
                     _ => match failover_server(cx, group) {
                         Some(server) => FaultKind::Failover { server },

@@ -33,7 +33,7 @@ pub const STRATEGIES: [&str; 12] = [
 
 /// The values of `fault`, in the matrix's column order: none, then what the schedule alone
 /// does, then what the environment does.
-pub const FAULTS: [&str; 12] = [
+pub const FAULTS: [&str; 13] = [
     "none",
     "contention",
     "deadlock",
@@ -44,6 +44,7 @@ pub const FAULTS: [&str; 12] = [
     "lost-reply",
     "failover",
     "restart",
+    "partition",
     "clock-jump",
     "drift",
 ];

@@ -233,7 +233,7 @@ impl<'m> Driver<'m> {
     /// A server restarting without persistence: its keys on the real server go too, and the
     /// line compares how many there were with how many the simulation lost.
     fn restart(&mut self, number: &str, fault: u16, events: &[Event]) -> Result<(), String> {
-        let (FaultKind::Restart { server }, Some(side)) =
+        let (FaultKind::Restart { server, .. }, Some(side)) =
             (self.m.faults[fault as usize].kind, self.redis.as_mut())
         else {
             return Ok(());

@@ -96,8 +96,14 @@ pub fn cannot(m: &Model, t: &Trace) -> Vec<String> {
                 FaultKind::LostReply => Some("a lost reply: the server cannot be made to lose one"),
                 _ => Some("a clock fault"),
             },
+            Choice::Partition { .. } => {
+                Some("a partition: the replay cannot cut a real server off from its clients")
+            }
             Choice::ServerFault { fault } => match m.faults[fault as usize].kind {
-                FaultKind::Restart { server } if m.redis[server as usize].replicas == 0 => None,
+                FaultKind::Restart { down, .. } if down > 0 => {
+                    Some("a restart kept down: the real server is restarted and back at once")
+                }
+                FaultKind::Restart { server, .. } if m.redis[server as usize].replicas == 0 => None,
                 FaultKind::Restart { .. } => {
                     Some("a restart of a server with replicas: the real one has none to empty")
                 }

@@ -348,6 +348,7 @@ impl Sim<'_> {
             Choice::Fault { .. }
             | Choice::Drift { .. }
             | Choice::ServerFault { .. }
+            | Choice::Partition { .. }
             | Choice::Failover { .. } => self.struck(c),
             _ => {}
         }

@@ -30,7 +30,10 @@ pub fn draw(m: &Model, rng: &mut Sampler, horizon: u64) -> Vec<Strike> {
             .collect();
         let on_server = matches!(
             fault.kind,
-            FaultKind::ClockJump { .. } | FaultKind::Restart { .. } | FaultKind::Failover { .. }
+            FaultKind::ClockJump { .. }
+                | FaultKind::Restart { .. }
+                | FaultKind::Failover { .. }
+                | FaultKind::Partition { .. }
         );
         if !on_server && members.is_empty() {
             continue;
@@ -43,6 +46,10 @@ pub fn draw(m: &Model, rng: &mut Sampler, horizon: u64) -> Vec<Strike> {
                     Choice::ServerFault { fault }
                 }
                 FaultKind::Failover { .. } => Choice::Failover { fault, node: 0 },
+                FaultKind::Partition { .. } => Choice::Partition {
+                    fault,
+                    in_flight: rng.pick(2) == 0,
+                },
                 FaultKind::Drift { .. } => Choice::Drift {
                     fault,
                     pid: members[rng.pick(members.len())],

@@ -248,7 +248,7 @@ impl Beliefs {
                         self.changes.key((*server, k.name), None, why, false);
                     }
                 }
-                Event::ServerRestarted { server, lost } => {
+                Event::ServerRestarted { server, lost, .. } => {
                     for k in lost {
                         let why = format!("was lost when the server restarted at {when}");
                         self.changes.key((*server, *k), None, why, false);

@@ -202,10 +202,40 @@ pub fn describe(m: &Model, step: &Step) -> Described {
                 replica,
                 by,
             } => doing.push(format!("⚡ {}", jumped(m, *server, *replica, *by))),
-            Event::ServerRestarted { server, lost } => doing.push(format!(
-                "⚡ {} restarts without persistence: {}",
+            Event::ServerRestarted { server, lost, down } => {
+                let back = if *down == 0 {
+                    String::new()
+                } else {
+                    format!("; down for {}", passed(m, u64::from(*down)))
+                };
+                doing.push(format!(
+                    "⚡ {} restarts without persistence: {}{back}",
+                    m.redis[*server as usize].name,
+                    lost_keys(m, lost)
+                ));
+            }
+            Event::Partitioned { server, in_flight } => doing.push(format!(
+                "⚡ the clients lose their path to {}{}",
                 m.redis[*server as usize].name,
-                lost_keys(m, lost)
+                if *in_flight {
+                    " while a request is on its way"
+                } else {
+                    ""
+                }
+            )),
+            Event::Reachable { server } => world.push(format!(
+                "{} is reachable again",
+                m.redis[*server as usize].name
+            )),
+            Event::Unreached {
+                pid,
+                server,
+                refused,
+            } => doing.push(format!(
+                "⚡ {}'s request does not reach {} → {}",
+                m.process_name(*pid),
+                m.redis[*server as usize].name,
+                if *refused { "'REFUSED'" } else { "'TIMEOUT'" }
             )),
             Event::Failover { server, promoted } => doing.push(format!(
                 "⚡ {}'s primary fails; Sentinel promotes {}",

@@ -253,9 +253,28 @@ pub fn event(m: &Model, actor: Option<Pid>, e: &Event) -> Option<Json> {
             "kind": "clock_jump", "server": server(m, *s), "replica": replica,
             "by_ms": i64::from(*by) * m.tick_ms as i64,
         }),
-        Event::ServerRestarted { server: s, lost } => json!({
+        Event::ServerRestarted {
+            server: s,
+            lost,
+            down,
+        } => json!({
             "kind": "server_restarted", "server": server(m, *s),
             "lost": lost.iter().map(key).collect::<Vec<_>>(),
+            "down_ms": u64::from(*down) * m.tick_ms,
+        }),
+        Event::Partitioned {
+            server: s,
+            in_flight,
+        } => json!({
+            "kind": "partitioned", "server": server(m, *s), "in_flight": in_flight,
+        }),
+        Event::Reachable { server: s } => json!({ "kind": "reachable", "server": server(m, *s) }),
+        Event::Unreached {
+            pid,
+            server: s,
+            refused,
+        } => json!({
+            "kind": "unreached", "process": p(pid), "server": server(m, *s), "refused": refused,
         }),
         Event::Failover {
             server: s,

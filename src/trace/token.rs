@@ -162,9 +162,19 @@ pub fn name(m: &Model, c: Choice, ticks: u64) -> String {
         Choice::Failover { fault, node } => {
             format!("{} {}", fault_name(m, fault), node_name(m, node))
         }
+        Choice::Partition { fault, in_flight } => {
+            let server = match m.faults[fault as usize].kind {
+                FaultKind::Partition { server, .. } => m.redis[server as usize].name.as_str(),
+                _ => "?",
+            };
+            let late = if in_flight { " in-flight" } else { "" };
+            format!("{} {server}{late}", fault_name(m, fault))
+        }
         Choice::ServerFault { fault } => {
             let server = match m.faults[fault as usize].kind {
-                FaultKind::ClockJump { server, .. } | FaultKind::Restart { server } => {
+                FaultKind::ClockJump { server, .. }
+                | FaultKind::Restart { server, .. }
+                | FaultKind::Partition { server, .. } => {
                     m.redis[server as usize].name.as_str()
                 }
                 _ => "?",
@@ -184,6 +194,7 @@ fn kind_word(k: &FaultKind) -> &'static str {
         FaultKind::LostReply => "timeout",
         FaultKind::ClockJump { .. } => "jump",
         FaultKind::Restart { .. } => "restart",
+        FaultKind::Partition { .. } => "partition",
         FaultKind::Failover { .. } => "failover",
     }
 }
@@ -192,7 +203,8 @@ fn kind_word(k: &FaultKind) -> &'static str {
 fn target(k: &FaultKind, group: usize) -> (bool, usize) {
     match k {
         FaultKind::ClockJump { server, .. }
-        | FaultKind::Restart { server }
+        | FaultKind::Restart { server, .. }
+        | FaultKind::Partition { server, .. }
         | FaultKind::Failover { server } => (true, *server as usize),
         _ => (false, group),
     }
@@ -406,6 +418,12 @@ pub(crate) fn read_step(m: &Model, words: &[&str], s: &State) -> Result<Read, (S
                 2,
             ))
         }
+        w if w.starts_with("partition") => {
+            let fault = server_fault_named(m, w, arg(1)?)?;
+            let in_flight = words.get(2) == Some(&"in-flight");
+            let used = if in_flight { 3 } else { 2 };
+            Ok((Choice::Partition { fault, in_flight }, None, used))
+        }
         w if w.starts_with("jump") => {
             let fault = server_fault_named(m, w, arg(1)?)?;
             Ok((Choice::ServerFault { fault }, None, 2))
@@ -473,10 +491,20 @@ fn server_fault_named(m: &Model, w: &str, server: &str) -> Result<u16, (String, 
         .ok_or_else(|| {
             let names: Vec<String> = (0..m.faults.len() as u16)
                 .filter(|&f| target(&m.faults[f as usize].kind, 0).0)
-                .map(|f| name(m, Choice::ServerFault { fault: f }, 0))
+                .map(|f| match m.faults[f as usize].kind {
+                    FaultKind::Partition { .. } => name(
+                        m,
+                        Choice::Partition {
+                            fault: f,
+                            in_flight: false,
+                        },
+                        0,
+                    ),
+                    _ => name(m, Choice::ServerFault { fault: f }, 0),
+                })
                 .collect();
             let hint = if names.is_empty() {
-                "the model declares no clock jump or restart".to_string()
+                "the model declares no clock jump, restart or partition".to_string()
             } else {
                 format!("the model's server faults are {}", names.join(", "))
             };

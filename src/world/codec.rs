@@ -15,7 +15,7 @@
 use super::db::{Db, Gap, GapRange, Row, RowLocks};
 use super::lock::Lock;
 use super::process::{Proc, RunError, Status, Txn, Wait, Watchdog};
-use super::redis::{Key, Redis, Write};
+use super::redis::{Key, Off, Redis, Write};
 use super::shared::{ByAddr, Shared};
 use crate::ir::value::{Pid, Sym, Value};
 use super::State;
@@ -604,8 +604,31 @@ pack_struct!(Redis {
     keys,
     backlog,
     down,
-    skew
+    skew,
+    off
 });
+
+impl Pack for Off {
+    #[inline]
+    fn put(&self, out: &mut Vec<u8>) {
+        match self {
+            Off::On => out.push(0),
+            Off::InFlight(t) => put_tagged(out, 1, t),
+            Off::Cut(t) => put_tagged(out, 2, t),
+            Off::Down(t) => put_tagged(out, 3, t),
+        }
+    }
+    #[inline]
+    fn take(r: &mut Reader<'_>) -> Self {
+        match r.byte() {
+            0 => Off::On,
+            1 => Off::InFlight(Pack::take(r)),
+            2 => Off::Cut(Pack::take(r)),
+            3 => Off::Down(Pack::take(r)),
+            t => panic!("no reachability has tag {t}"),
+        }
+    }
+}
 pack_struct!(Lock { holder, queue });
 /// The processes, the rest of the world, the database last: its bytes are the rest of the
 /// state's, which `Unpacker` uses.

@@ -17,6 +17,54 @@ pub struct Redis {
     /// carries its key's deadline as an absolute time (Redis 7 replicates `SET … PX` as
     /// `SET … PXAT`), so a replica whose clock differs sees it nearer or further (RF-5).
     pub skew: i32,
+    /// Whether the clients reach this node (kept on a server's primary only): a partition
+    /// or a restart's down time, and how long it lasts (RL-2, RL-4, RL-6).
+    pub off: Off,
+}
+
+/// Whether the clients reach a server's primary, and for how many more ticks it stays so
+/// (`None`: for good). A timer never stands at 0: time that reaches it ends it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Off {
+    #[default]
+    On,
+    /// A partition struck while a request was on its way: the next command reaches the node
+    /// and its reply is lost; then the node is cut off.
+    InFlight(Option<u32>),
+    /// A partition: no command reaches the node.
+    Cut(Option<u32>),
+    /// A restart's down time: the node refuses connections.
+    Down(u32),
+}
+
+impl Off {
+    /// Ticks until the node is reachable again, when that is timed.
+    #[must_use]
+    pub fn left(self) -> Option<u32> {
+        match self {
+            Off::On | Off::InFlight(None) | Off::Cut(None) => None,
+            Off::InFlight(Some(t)) | Off::Cut(Some(t)) | Off::Down(t) => Some(t),
+        }
+    }
+
+    /// The state after `dt` ticks, `dt` at most [`Off::left`]: reachable when it runs out.
+    #[must_use]
+    pub fn pass(self, dt: u32) -> Off {
+        let less = |t: u32| t.checked_sub(dt).filter(|&t| t > 0);
+        match self {
+            Off::On => Off::On,
+            Off::InFlight(None) | Off::Cut(None) => self,
+            Off::InFlight(Some(t)) => less(t).map_or(Off::On, |t| Off::InFlight(Some(t))),
+            Off::Cut(Some(t)) => less(t).map_or(Off::On, |t| Off::Cut(Some(t))),
+            Off::Down(t) => less(t).map_or(Off::On, Off::Down),
+        }
+    }
+
+    /// Whether a command sent now reaches the node.
+    #[must_use]
+    pub fn reaches(self) -> bool {
+        matches!(self, Off::On | Off::InFlight(_))
+    }
 }
 
 /// One replicated write: the key's state after it (`None`: the key is gone).

@@ -243,10 +243,9 @@ fn a_server_fault_step_names_its_server() {
         .collect();
     assert_eq!(jumped, [(1, -1)]);
     assert!(
-        t.steps[2]
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::ServerRestarted { server: 0, lost } if lost.len() == 1)),
+        t.steps[2].events.iter().any(
+            |e| matches!(e, Event::ServerRestarted { server: 0, lost, .. } if lost.len() == 1)
+        ),
         "{:?}",
         t.steps[2].events
     );
@@ -255,6 +254,43 @@ fn a_server_fault_step_names_its_server() {
         .expect_err("no such server")
         .to_string();
     assert!(e.contains("no fault `jump` of a server `n3`"), "{e}");
+}
+
+/// A partition cuts the server off: the command in flight when it struck still takes effect
+/// and loses its reply; a later one has no effect (RL-2, RL-4); a token names both choices.
+#[test]
+fn a_partition_delivers_only_the_request_in_flight() {
+    use interlock::exec::observe::Event;
+    let src = "model \"cut\"\nabout \"a test\"\nredis r\n\
+               fault partition r for 1s at most 1\n\
+               process p {\n SET lock 1 PX 2000 into $a\n GET lock into $b\n}\n\
+               expect holds\n";
+    let m = Model::parse("cut.model", src).unwrap();
+    let set = |e: &Event| matches!(e, Event::KeySet { .. });
+    let lost = |e: &Event| matches!(e, Event::ReplyLost { .. });
+    let unreached = |e: &Event| matches!(e, Event::Unreached { refused: false, .. });
+    let t = m
+        .trace_of("partition r in-flight p p")
+        .expect("the token reads back");
+    let first = &t.steps[1].events;
+    assert!(first.iter().any(set) && first.iter().any(lost), "{first:?}");
+    assert!(
+        t.steps[2].events.iter().any(unreached),
+        "{:?}",
+        t.steps[2].events
+    );
+    let t = m.trace_of("partition r p").expect("the token reads back");
+    let first = &t.steps[1].events;
+    assert!(
+        !first.iter().any(set) && first.iter().any(unreached),
+        "{first:?}"
+    );
+    // Before the partition, and once more: its budget is spent.
+    let e = m
+        .trace_of("p partition r p partition r")
+        .expect_err("one partition")
+        .to_string();
+    assert!(e.contains("partition r"), "{e}");
 }
 
 /// PostgreSQL words a lock wait that `lock_timeout` ended in its own way, not as NOWAIT's

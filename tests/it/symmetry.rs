@@ -297,6 +297,11 @@ fn model_text(g: &Gen) -> String {
         "model \"generated\"\nabout \"generated\"\ndb {} isolation {}\n",
         g.flavour, g.isolation
     );
+    // With timeouts, the Redis guard's server may be cut off for a while too (RL-2, RL-4):
+    // an `await` waits it out, a release that does not reach it leaves the key to its TTL.
+    if g.timeouts && g.groups.iter().any(|grp| matches!(grp.guard, Guard::Redis)) {
+        t.push_str("fault partition redis for 30ms at most 1\n");
+    }
     if g.timeouts {
         t.push_str(if g.flavour == "postgres" {
             "set lock_timeout = 40ms\nset deadlock_timeout = 15ms\n"

@@ -103,7 +103,7 @@ fn jump_is_a_fault_of_a_server() {
                 replica: 2,
                 by: -10
             },
-            FaultKind::Restart { server: 0 }
+            FaultKind::Restart { server: 0, down: 0 }
         ]
     );
 }
@@ -150,5 +150,40 @@ fn jump_is_checked() {
     let got = errors(&source("", "GET k", "fault jmup redis by 1s at most 1"));
     assert_eq!(got, vec!["unknown fault \"jmup\" / did you mean `jump`?"]);
     let got = errors(&source("", "GET k", "fault explode redis by 1s at most 1"));
-    assert!(got[0].ends_with("`failover`, `jump`, `restart`"), "{got:?}");
+    assert!(got[0].ends_with("`failover`, `jump`, `restart`, `partition`"), "{got:?}");
+}
+
+#[test]
+fn a_restart_kept_down_and_a_partition_are_lowered_in_ticks() {
+    let m = model(&source(
+        "redis cache",
+        "SET k 1 PX 300ms",
+        "fault restart cache down 900ms at most 1\nfault partition cache for 600ms at most 2\n\
+         fault partition cache at most 1",
+    ));
+    assert_eq!(m.tick_ms, 300);
+    let kinds: Vec<(FaultKind, u8)> = m.faults.iter().map(|f| (f.kind, f.budget)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (FaultKind::Restart { server: 0, down: 3 }, 1),
+            (FaultKind::Partition { server: 0, heal: Some(2) }, 2),
+            (FaultKind::Partition { server: 0, heal: None }, 1),
+        ]
+    );
+}
+
+#[test]
+fn a_partition_is_checked() {
+    let got = errors(&source(
+        "redis cache",
+        "GET k",
+        "fault partition cahce for 1s at most 1\nfault partition cache for 1 at most 1\n\
+         fault partition cache at most 1 during x\nfault restart cache down -1s at most 1",
+    ));
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert!(got[0].contains("cahce"), "{got:?}");
+    assert!(got[1].contains("duration without a unit"), "{got:?}");
+    assert!(got[2].contains("`during` does not apply to a partition"), "{got:?}");
+    assert!(got[3].contains("a duration like"), "{got:?}");
 }

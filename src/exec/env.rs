@@ -271,7 +271,7 @@ pub fn renew<O: Observer>(m: &Model, s: &State, pid: Pid, obs: &mut O) -> Option
     if !st.redis[node].off.reaches() {
         // The renewal does not reach the server; the watchdog tries again a period later.
         st.procs[pid.index()].watchdog = Some(crate::world::process::Watchdog {
-            next_in: (w.lease / 3).max(1),
+            next_in: w.lease / 3,
             ..w
         });
         if O::EVENTS {

@@ -477,26 +477,23 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
                             by: by as i32,
                         }
                     }
-                    FaultAst::Restart { down } => {
+                    FaultAst::Restart { .. } | FaultAst::Partition { .. } => {
                         let Some(server) = cx.server(group) else {
                             continue;
                         };
                         cx.redis_used = true;
-                        cx.durations.extend((down > 0).then_some(down));
-                        FaultKind::Restart {
-                            server,
-                            down: down as u32,
-                        }
-                    }
-                    FaultAst::Partition { heal } => {
-                        let Some(server) = cx.server(group) else {
-                            continue;
-                        };
-                        cx.redis_used = true;
-                        cx.durations.extend(heal);
-                        FaultKind::Partition {
-                            server,
-                            heal: heal.map(|ms| ms as u32),
+                        match *kind {
+                            FaultAst::Restart { down } => {
+                                cx.durations.extend((down > 0).then_some(down));
+                                let down = down as u32;
+                                FaultKind::Restart { server, down }
+                            }
+                            FaultAst::Partition { heal } => {
+                                cx.durations.extend(heal);
+                                let heal = heal.map(|ms| ms as u32);
+                                FaultKind::Partition { server, heal }
+                            }
+                            _ => unreachable!("matched above"),
                         }
                     }
                     _ => match failover_server(cx, group) {

@@ -50,13 +50,14 @@ impl Off {
     /// The state after `dt` ticks, `dt` at most [`Off::left`]: reachable when it runs out.
     #[must_use]
     pub fn pass(self, dt: u32) -> Off {
-        let less = |t: u32| t.checked_sub(dt).filter(|&t| t > 0);
+        let Some(t) = self.left().and_then(|t| t.checked_sub(dt)).filter(|&t| t > 0) else {
+            return if self.left().is_some() { Off::On } else { self };
+        };
         match self {
+            Off::InFlight(_) => Off::InFlight(Some(t)),
+            Off::Cut(_) => Off::Cut(Some(t)),
+            Off::Down(_) => Off::Down(t),
             Off::On => Off::On,
-            Off::InFlight(None) | Off::Cut(None) => self,
-            Off::InFlight(Some(t)) => less(t).map_or(Off::On, |t| Off::InFlight(Some(t))),
-            Off::Cut(Some(t)) => less(t).map_or(Off::On, |t| Off::Cut(Some(t))),
-            Off::Down(t) => less(t).map_or(Off::On, Off::Down),
         }
     }
 

@@ -53,6 +53,7 @@ pub fn verdict(file: &str, v: &Verdict) -> Json {
             },
             "fingerprints": s.fingerprints,
             "depth_first": s.dfs,
+            "probe": s.probe.map(|k| json!({ "none_shorter_than": k })),
         },
         "final_states": final_states(m, &v.coverage, complete(&v.outcome)),
         "warnings": v.warnings.iter().map(|w| warning(m, w)).collect::<Vec<_>>(),

@@ -59,6 +59,7 @@ mod verdict;
 mod warnings;
 
 pub use explore::coverage::{Coverage, End, OpCount};
+pub use explore::probe::Probe;
 pub use explore::{Bound, Failure, Options, Outcome, Progress, Stats, StepMemo};
 pub use ir::value::{Pid, Sym};
 pub use ir::Flavour;

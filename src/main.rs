@@ -12,7 +12,7 @@ mod units;
 
 use check_out::CheckFormat;
 use clap::{Parser, Subcommand, ValueEnum};
-use interlock::{Error, Flavour, Model, Options, StepMemo, Verdict};
+use interlock::{Error, Flavour, Model, Options, Probe, StepMemo, Verdict};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -350,6 +350,15 @@ struct SearchArgs {
     /// properties are searched breadth-first.
     #[arg(long)]
     dfs: bool,
+    /// Report the first counterexample found, depth-first and shortened, instead of a
+    /// shortest one (the same search as --dfs).
+    #[arg(long)]
+    first: bool,
+    /// Prove the counterexample shortest however long it takes. By default a search that
+    /// has found nothing in 32,768 states probes depth-first, and if the probe finds a
+    /// failure, looks for a shorter one up to 65,536 states only.
+    #[arg(long, conflicts_with_all = ["dfs", "first"])]
+    shortest: bool,
     /// Stop (verdict: incomplete) after this long: seconds (`90`), or with a unit (`90s`,
     /// `10m`, `2h`).
     #[arg(long, value_name = "DURATION", value_parser = units::seconds)]
@@ -397,7 +406,7 @@ impl SearchArgs {
             dead_locals: matches!(self.reduce, Reduce::All | Reduce::Locals),
             threads: threads.max(1),
             fingerprints: self.fingerprints,
-            dfs: self.dfs,
+            dfs: self.dfs || self.first,
             step_memo: if self.no_step_memo {
                 StepMemo::Off
             } else {
@@ -405,6 +414,14 @@ impl SearchArgs {
             },
             time_limit: self.time_limit,
             max_memory: self.max_memory(),
+            probe: if self.shortest {
+                Probe {
+                    budget: None,
+                    ..Probe::default()
+                }
+            } else {
+                Probe::default()
+            },
         }
     }
 }

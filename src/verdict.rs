@@ -6,6 +6,28 @@ use crate::ir::{Expect, Model};
 use crate::trace::{self, Trace};
 use crate::warnings::Warning;
 
+/// How a safety counterexample of `n` steps was found, and whether it is a shortest one.
+fn counterexample_shape(st: &Stats, n: usize) -> String {
+    let steps = format!("{n} step{}", if n == 1 { "" } else { "s" });
+    match st.probe {
+        _ if st.dfs => format!("counterexample found depth-first (not proven shortest): {steps}"),
+        Some(floor) if floor >= n => {
+            format!("shortest counterexample (found depth-first): {steps}")
+        }
+        Some(floor) => {
+            let below = match floor {
+                0 => String::new(),
+                k => format!("none has fewer than {k} steps: "),
+            };
+            format!(
+                "counterexample found depth-first (not proven shortest): {steps}\n  \
+                 ({below}the breadth-first search stopped first; --shortest searches on)"
+            )
+        }
+        None => format!("shortest counterexample: {steps}"),
+    }
+}
+
 /// What checking a model found: the outcome, whether the model expected it, the search's
 /// counts, the counterexample, and what the search covered.
 #[derive(Clone, Debug)]
@@ -165,15 +187,7 @@ impl Verdict {
                     {
                         format!("a run that ends without it: {n} steps")
                     }
-                    None => format!(
-                        "{}counterexample: {n} step{}",
-                        if st.dfs {
-                            "depth-first (not the shortest) "
-                        } else {
-                            "shortest "
-                        },
-                        if n == 1 { "" } else { "s" }
-                    ),
+                    None => counterexample_shape(&st, n),
                 };
                 out.push_str(&format!("✗ {what} — {shape}\n"));
                 out.push_str(&wrap(&format!("({counts})"), "  ", "   "));

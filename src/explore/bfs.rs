@@ -4,6 +4,7 @@
 use super::chunked::{Links, Packs};
 use super::coverage::Coverage;
 use super::parallel::map_chunks_beside;
+use super::probe::Watch;
 use super::properties::{check, rank, Checker, Failure};
 use super::queue::Queue;
 use super::reduce::{Expansion, Reducer, Scratch};
@@ -229,6 +230,8 @@ struct Bfs<'m, 'f> {
     spare: Option<Expansions>,
     /// What the batches merged so far covered.
     coverage: Coverage,
+    /// The depth-first probe for deep failures (`probe.rs`).
+    watch: Watch,
     /// States in the next batch: [`BATCH`], or fewer when the last batch's successors took
     /// many bytes a state ([`BATCH_BYTES`]). Batches are merged in state order, so where
     /// they end changes nothing but how often the limits are checked.
@@ -266,7 +269,8 @@ pub fn explore_with(
     // Partial-order reduction keeps some path to every failure, not every shortest one: when
     // it cut any expansion short, the counterexample comes from a search without it
     // (symmetry keeps shortest paths).
-    if stats.ample > 0 && matches!(outcome, Outcome::Failed { .. }) {
+    // (The probe's path is not claimed to be the shortest.)
+    if stats.ample > 0 && stats.probe.is_none() && matches!(outcome, Outcome::Failed { .. }) {
         let opts = Options { por: false, ..opts };
         return search(m, opts, monitor, stop);
     }
@@ -304,9 +308,14 @@ fn search(
         kept: Vec::new(),
         spare: None,
         coverage: Coverage::default(),
+        watch: Watch::default(),
         batch: 1,
     };
-    let outcome = b.run();
+    let mut outcome = b.run();
+    if matches!(outcome, Outcome::Incomplete { .. }) {
+        // A limit stopped the search after the probe had found a failure.
+        outcome = b.probed().unwrap_or(outcome);
+    }
     b.stats.states = b.store.len();
     (outcome, b.stats, b.coverage)
 }
@@ -336,6 +345,10 @@ impl Bfs<'_, '_> {
             self.decoding = small.then_some(buffer);
             if !self.found.is_empty() {
                 return self.failed(depth);
+            }
+            let (m, states) = (self.r.m, self.store.len());
+            if self.edges.is_none() && self.watch.at_layer(m, &self.opts, states, self.stop) {
+                return self.probed().expect("the probe found a failure");
             }
             let at_limit = rules::at_depth_limit(&self.opts, depth);
             let mut layer = Layer {
@@ -673,6 +686,21 @@ impl Bfs<'_, '_> {
             *also = self.also_failed(best);
         }
         outcome
+    }
+
+    /// The probe's failure as the outcome, if it found one: no counterexample of fewer steps
+    /// than the layer being expanded is deep exists, unless partial-order reduction cut an
+    /// expansion short (its paths are not the shortest, so the depth bounds nothing).
+    fn probed(&mut self) -> Option<Outcome> {
+        let found = self.watch.take()?;
+        let floor = if self.stats.ample == 0 { self.stats.depth } else { 0 };
+        self.stats.probe = Some(floor);
+        Some(Outcome::Failed {
+            failure: found.failure,
+            path: found.path,
+            loop_start: None,
+            also: Vec::new(),
+        })
     }
 
     /// The failures of the layer other than `best`, by kind (a runtime error names no

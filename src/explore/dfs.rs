@@ -1,10 +1,12 @@
 //! Depth-first search: memory for the visited set and one path only (no layers, no parent
 //! links), for state spaces too large to search breadth-first. Safety properties and
-//! deadlocks only; the counterexample is the path on the stack, exact but not the shortest.
+//! deadlocks only; the counterexample is the path on the stack, shortened (`shorten.rs`),
+//! exact but not proven shortest.
 
 use super::coverage::Coverage;
 use super::properties::{check, Failure};
 use super::reduce::{Reducer, Scratch};
+use super::shorten::shorten;
 use super::store::{pack, Store};
 use super::{rules, Bound, Options, Outcome, Progress, Stats, Stop};
 use crate::exec::Choice;
@@ -59,7 +61,7 @@ pub fn search(
                 } else {
                     stack.iter().skip(1).map(|f| f.via).chain([via]).collect()
                 };
-                return (r.failed(f, &path), stats, sc.cover);
+                return (shortened(m, r.failed(f, &path)), stats, sc.cover);
             }
             if rules::redo_in_full(&exp, || store.contains(&pack(&succ[0].1))) {
                 r.expand(&s, false, &mut sc, &mut succ);
@@ -121,4 +123,22 @@ pub fn search(
         Outcome::Holds
     };
     (outcome, stats, sc.cover)
+}
+
+/// A failure's path with the steps that do not lead to it left out.
+fn shortened(m: &Model, outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Failed {
+            failure,
+            path,
+            loop_start,
+            also,
+        } => Outcome::Failed {
+            path: shorten(m, failure, &path),
+            failure,
+            loop_start,
+            also,
+        },
+        o => o,
+    }
 }

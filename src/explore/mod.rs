@@ -13,10 +13,12 @@ pub mod memo;
 mod parallel;
 mod por;
 mod prints;
+pub mod probe;
 mod properties;
 pub mod queue;
 pub mod reduce;
 mod rules;
+mod shorten;
 mod stop;
 mod store;
 mod switches;
@@ -66,6 +68,10 @@ pub struct Options {
     /// Stop (incomplete) once the process's resident memory reaches this many MiB, measured
     /// like `time_limit` (Linux; elsewhere the visited set's own size is counted).
     pub max_memory: Option<u64>,
+    /// When a breadth-first search that has found nothing yet dives depth-first for a deep
+    /// failure, and how long it then looks for a shorter one (docs/explorer.md, "The
+    /// depth-first probe").
+    pub probe: probe::Probe,
 }
 
 /// When the step memo takes a thread's steps.
@@ -94,6 +100,7 @@ impl Default for Options {
             step_memo: StepMemo::Warm,
             time_limit: None,
             max_memory: None,
+            probe: probe::Probe::default(),
         }
     }
 }
@@ -190,4 +197,9 @@ pub struct Stats {
     pub fingerprints: bool,
     /// The search was depth-first: a counterexample is not the shortest.
     pub dfs: bool,
+    /// The counterexample is the depth-first probe's, shortened, not proven shortest: the
+    /// breadth-first search stopped (its budget, a limit) before it got that deep. No
+    /// counterexample of fewer steps than this exists (0 when partial-order reduction made
+    /// the breadth-first depths bound nothing).
+    pub probe: Option<usize>,
 }

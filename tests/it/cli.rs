@@ -154,7 +154,7 @@ fn zero_threads_is_a_usage_error() {
 }
 
 #[test]
-fn depth_first_says_its_counterexample_is_not_the_shortest() {
+fn depth_first_says_its_counterexample_is_not_proven_shortest() {
     let (code, out, _) = interlock(&[
         "check",
         "models/no-lock/lost-update.model",
@@ -163,7 +163,7 @@ fn depth_first_says_its_counterexample_is_not_the_shortest() {
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("depth-first (not the shortest) counterexample"),
+        out.contains("counterexample found depth-first (not proven shortest)"),
         "{out}"
     );
     // The counts wrap at 100 columns; the words are what matter.

@@ -13,6 +13,7 @@ mod lang;
 mod matrix;
 mod models;
 mod pictures;
+mod probe;
 mod reading;
 mod reductions;
 mod regressions;

@@ -89,7 +89,11 @@ const MAX_N_VIOLATED: usize = 128;
 /// the limit.
 fn sizes(bench: Bench) -> Vec<usize> {
     let mut out: Vec<usize> = (2..=10).collect();
-    let max = if bench.violated() { MAX_N_VIOLATED } else { MAX_N };
+    let max = if bench.violated() {
+        MAX_N_VIOLATED
+    } else {
+        MAX_N
+    };
     let mut n = 12;
     while n <= max {
         out.push(n);

@@ -347,17 +347,14 @@ struct SearchArgs {
     no_step_memo: bool,
     /// Search depth-first: far less memory (with --fingerprints, the visited set and one path),
     /// but the counterexample is not the shortest. Safety only: models with liveness
-    /// properties are searched breadth-first.
-    #[arg(long)]
+    /// properties are searched breadth-first. Also spelt --first: the first counterexample
+    /// found, shortened, instead of a shortest one.
+    #[arg(long, visible_alias = "first")]
     dfs: bool,
-    /// Report the first counterexample found, depth-first and shortened, instead of a
-    /// shortest one (the same search as --dfs).
-    #[arg(long)]
-    first: bool,
     /// Prove the counterexample shortest however long it takes. By default a search that
     /// has found nothing in 32,768 states probes depth-first, and if the probe finds a
     /// failure, looks for a shorter one up to 65,536 states only.
-    #[arg(long, conflicts_with_all = ["dfs", "first"])]
+    #[arg(long, conflicts_with = "dfs")]
     shortest: bool,
     /// Stop (verdict: incomplete) after this long: seconds (`90`), or with a unit (`90s`,
     /// `10m`, `2h`).
@@ -406,7 +403,7 @@ impl SearchArgs {
             dead_locals: matches!(self.reduce, Reduce::All | Reduce::Locals),
             threads: threads.max(1),
             fingerprints: self.fingerprints,
-            dfs: self.dfs || self.first,
+            dfs: self.dfs,
             step_memo: if self.no_step_memo {
                 StepMemo::Off
             } else {

@@ -692,15 +692,10 @@ impl Bfs<'_, '_> {
     /// than the layer being expanded is deep exists, unless partial-order reduction cut an
     /// expansion short (its paths are not the shortest, so the depth bounds nothing).
     fn probed(&mut self) -> Option<Outcome> {
-        let found = self.watch.take()?;
+        let outcome = self.watch.take()?;
         let floor = if self.stats.ample == 0 { self.stats.depth } else { 0 };
         self.stats.probe = Some(floor);
-        Some(Outcome::Failed {
-            failure: found.failure,
-            path: found.path,
-            loop_start: None,
-            also: Vec::new(),
-        })
+        Some(outcome)
     }
 
     /// The failures of the layer other than `best`, by kind (a runtime error names no

@@ -126,19 +126,9 @@ pub fn search(
 }
 
 /// A failure's path with the steps that do not lead to it left out.
-fn shortened(m: &Model, outcome: Outcome) -> Outcome {
-    match outcome {
-        Outcome::Failed {
-            failure,
-            path,
-            loop_start,
-            also,
-        } => Outcome::Failed {
-            path: shorten(m, failure, &path),
-            failure,
-            loop_start,
-            also,
-        },
-        o => o,
+fn shortened(m: &Model, mut outcome: Outcome) -> Outcome {
+    if let Outcome::Failed { failure, path, .. } = &mut outcome {
+        *path = shorten(m, *failure, path);
     }
+    outcome
 }

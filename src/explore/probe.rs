@@ -11,9 +11,7 @@
 //! Every decision is taken at the start of a layer, on the count of states known then: the
 //! same on any number of threads.
 
-use super::properties::Failure;
 use super::{dfs, Options, Outcome, Stop};
-use crate::exec::Choice;
 use crate::ir::Model;
 
 /// When the probe runs, and how long the breadth-first search looks for a shorter path.
@@ -48,18 +46,12 @@ impl Probe {
     }
 }
 
-/// What the probe found: a failure and a path to it, in concrete processes.
-#[derive(Clone, Debug)]
-pub struct Found {
-    pub failure: Failure,
-    pub path: Vec<Choice>,
-}
-
 /// The probe's part of a breadth-first search.
 #[derive(Default)]
 pub struct Watch {
     probed: bool,
-    found: Option<Found>,
+    /// The probe's failure, as the outcome the search ends in if it gets no further.
+    found: Option<Outcome>,
 }
 
 impl Watch {
@@ -75,7 +67,7 @@ impl Watch {
     }
 
     /// What the probe found, if anything.
-    pub fn take(&mut self) -> Option<Found> {
+    pub fn take(&mut self) -> Option<Outcome> {
         self.found.take()
     }
 }
@@ -83,7 +75,7 @@ impl Watch {
 /// A depth-first search of `m` for a failure, with the reductions of `opts` and fingerprints
 /// (a missed state only makes the probe miss), up to `states` states; its path is shortened
 /// as every depth-first path is.
-fn probe(m: &Model, opts: &Options, states: usize, stop: &Stop) -> Option<Found> {
+fn probe(m: &Model, opts: &Options, states: usize, stop: &Stop) -> Option<Outcome> {
     let opts = Options {
         max_states: Some(states),
         fingerprints: true,
@@ -91,8 +83,6 @@ fn probe(m: &Model, opts: &Options, states: usize, stop: &Stop) -> Option<Found>
         threads: 1,
         ..*opts
     };
-    match dfs::search(m, opts, &mut |_| None, stop).0 {
-        Outcome::Failed { failure, path, .. } => Some(Found { failure, path }),
-        _ => None,
-    }
+    let outcome = dfs::search(m, opts, &mut |_| None, stop).0;
+    matches!(outcome, Outcome::Failed { .. }).then_some(outcome)
 }

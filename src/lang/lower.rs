@@ -464,42 +464,8 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
             | FaultAst::Jump { .. }
             | FaultAst::Restart { .. }
             | FaultAst::Partition { .. } => {
-                let kind = match *kind {
-                    FaultAst::Jump { replica, by } => {
-                        let Some(server) = jump_server(cx, group, replica, decl.span) else {
-                            continue;
-                        };
-                        cx.redis_used = true;
-                        cx.durations.push(by.unsigned_abs());
-                        FaultKind::ClockJump {
-                            server,
-                            replica,
-                            by: by as i32,
-                        }
-                    }
-                    FaultAst::Restart { .. } | FaultAst::Partition { .. } => {
-                        let Some(server) = cx.server(group) else {
-                            continue;
-                        };
-                        cx.redis_used = true;
-                        match *kind {
-                            FaultAst::Restart { down } => {
-                                cx.durations.extend((down > 0).then_some(down));
-                                let down = down as u32;
-                                FaultKind::Restart { server, down }
-                            }
-                            FaultAst::Partition { heal } => {
-                                cx.durations.extend(heal);
-                                let heal = heal.map(|ms| ms as u32);
-                                FaultKind::Partition { server, heal }
-                            }
-                            _ => unreachable!("matched above"),
-                        }
-                    }
-                    _ => match failover_server(cx, group) {
-                        Some(server) => FaultKind::Failover { server },
-                        None => continue,
-                    },
+                let Some(kind) = server_fault(cx, *kind, group, decl.span) else {
+                    continue;
                 };
                 model.faults.push(Fault {
                     kind,
@@ -532,6 +498,49 @@ fn faults(cx: &mut Cx, decls: &[Decl], model: &mut Model) {
 }
 
 /// The server of `fault jump NAME [replica K]`: it must have a K-th replica.
+/// A fault of a Redis server rather than of a process group; `None` when `name` is no server
+/// it can strike (reported).
+fn server_fault(cx: &mut Cx, kind: FaultAst, name: &super::ast::Name, span: Span) -> Option<FaultKind> {
+    Some(match kind {
+        FaultAst::Jump { replica, by } => {
+            let server = jump_server(cx, name, replica, span)?;
+            cx.redis_used = true;
+            cx.durations.push(by.unsigned_abs());
+            FaultKind::ClockJump {
+                server,
+                replica,
+                by: by as i32,
+            }
+        }
+        FaultAst::Restart { down } => {
+            let server = redis_server(cx, name)?;
+            cx.durations.extend((down > 0).then_some(down));
+            FaultKind::Restart {
+                server,
+                down: down as u32,
+            }
+        }
+        FaultAst::Partition { heal } => {
+            let server = redis_server(cx, name)?;
+            cx.durations.extend(heal);
+            FaultKind::Partition {
+                server,
+                heal: heal.map(|ms| ms as u32),
+            }
+        }
+        _ => FaultKind::Failover {
+            server: failover_server(cx, name)?,
+        },
+    })
+}
+
+/// The server `name` names (reported if none), which the model now uses.
+fn redis_server(cx: &mut Cx, name: &super::ast::Name) -> Option<u16> {
+    let server = cx.server(name)?;
+    cx.redis_used = true;
+    Some(server)
+}
+
 fn jump_server(cx: &mut Cx, name: &super::ast::Name, replica: u8, span: Span) -> Option<u16> {
     let server = cx.server(name)?;
     let has = cx.redis[usize::from(server)].replicas;

@@ -50,14 +50,14 @@ impl Off {
     /// The state after `dt` ticks, `dt` at most [`Off::left`]: reachable when it runs out.
     #[must_use]
     pub fn pass(self, dt: u32) -> Off {
-        let Some(t) = self.left().and_then(|t| t.checked_sub(dt)).filter(|&t| t > 0) else {
-            return if self.left().is_some() { Off::On } else { self };
+        let Some(left) = self.left() else {
+            return self; // reachable, or cut off for good
         };
-        match self {
-            Off::InFlight(_) => Off::InFlight(Some(t)),
-            Off::Cut(_) => Off::Cut(Some(t)),
-            Off::Down(_) => Off::Down(t),
-            Off::On => Off::On,
+        match (left.saturating_sub(dt), self) {
+            (0, _) | (_, Off::On) => Off::On,
+            (t, Off::InFlight(_)) => Off::InFlight(Some(t)),
+            (t, Off::Cut(_)) => Off::Cut(Some(t)),
+            (t, Off::Down(_)) => Off::Down(t),
         }
     }
 

@@ -181,3 +181,24 @@ fn every_reduction_setting_meets_the_expectations() {
         assert_eq!(code, 0, "--reduce {reduce}: {out}");
     }
 }
+
+#[test]
+fn first_is_the_depth_first_search_and_shortest_excludes_it() {
+    let (code, out, _) = interlock(&["check", "models/no-lock/lost-update.model", "--first"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("counterexample found depth-first (not proven shortest)"),
+        "{out}"
+    );
+    let (code, out, _) = interlock(&["check", "models/no-lock/lost-update.model", "--shortest"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("shortest counterexample"), "{out}");
+    let (code, _, err) = interlock(&[
+        "check",
+        "models/no-lock/lost-update.model",
+        "--shortest",
+        "--first",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
